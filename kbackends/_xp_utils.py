@@ -1,0 +1,48 @@
+"""Small helpers over an array namespace (``xp``).
+
+They exist because a few operations (moving to the host, synchronising a GPU
+stream, telling the device kind) are not part of the array API standard.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def namespace_name(xp) -> str:
+    """Return the short name of a namespace (``"numpy"``, ``"cupy"``, ...)."""
+    name = getattr(xp, "__name__", type(xp).__name__)
+    return name.rsplit(".", 1)[-1] if name.startswith("array_api_compat.") else name
+
+
+def is_numpy_namespace(xp) -> bool:
+    return namespace_name(xp) == "numpy"
+
+
+def is_cupy_namespace(xp) -> bool:
+    return namespace_name(xp) == "cupy"
+
+
+def to_numpy(x) -> np.ndarray:
+    """Copy (or view) any array as a NumPy array on the host."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "get") and type(x).__module__.startswith("cupy"):
+        return x.get()
+    try:
+        return np.from_dlpack(x)
+    except (TypeError, RuntimeError, BufferError, AttributeError):
+        return np.asarray(x)
+
+
+def synchronize(xp) -> None:
+    """Block until all queued work of the namespace's current device is done."""
+    if is_cupy_namespace(xp):
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
+
+
+def device_type(xp) -> str:
+    """``"gpu"`` for CuPy, ``"cpu"`` otherwise."""
+    return "gpu" if is_cupy_namespace(xp) else "cpu"

@@ -1,0 +1,41 @@
+"""Numba CPU generation of omega blocks (one Philox call per row and column quad)."""
+
+import numpy as np
+from numba import njit, prange
+
+from ._core import KERNEL_CODES, PHASE_COUNTER, numba_constants, omega_quad, phase_of_row
+
+_CONSTS = numba_constants()
+
+
+@njit(parallel=True, cache=True)
+def _fill_omega(omega, phase, key0, key1, block0, block1, kernel_code, scale, consts):
+    n_features, n_dims = omega.shape
+    n_quads = (n_dims + 3) // 4
+    phase_counter = np.uint64(PHASE_COUNTER)
+    for row in prange(n_features):
+        r = np.uint64(row)
+        for quad in range(n_quads):
+            draws = omega_quad(r, np.uint64(quad), key0, key1, block0, block1, kernel_code, consts)
+            for t in range(4):
+                col = 4 * quad + t
+                if col < n_dims:
+                    omega[row, col] = scale * draws[t]
+        phase[row] = phase_of_row(r, key0, key1, block0, block1, phase_counter, consts)
+
+
+def omega_block(*, xp, seed, block, n_features, n_dims, kernel, scale, dtype, device=None):
+    omega = np.empty((n_features, n_dims), dtype=dtype)
+    phase = np.empty((n_features,), dtype=dtype)
+    _fill_omega(
+        omega,
+        phase,
+        np.uint64(seed & 0xFFFFFFFF),
+        np.uint64(seed >> 32),
+        np.uint64(block & 0xFFFFFFFF),
+        np.uint64(block >> 32),
+        KERNEL_CODES[kernel],
+        float(scale),
+        _CONSTS,
+    )
+    return omega, phase

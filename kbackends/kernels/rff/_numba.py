@@ -1,0 +1,200 @@
+"""Numba CPU kernels for random Fourier features.
+
+The products ``X @ omega.T`` are formed row by row in a per-thread scratch
+vector and consumed at once (cos, then the dot with ``coef`` or the
+accumulation into the gradient), so nothing of size (n, m) is written to
+memory. For float32 the cosine is a polynomial after Cody-Waite reduction
+modulo pi that the compiler vectorises (absolute error ~1e-7, the float32
+rounding of the argument already costs more); float64 uses the C library's
+``cos`` and ``sin``.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange, types
+from numba.extending import overload
+
+from ._shapes import as_matrix_shape as _as_matrix_shape
+
+# Least-squares polynomial fits on [0, pi/2], in r^2 (even for cos, odd for sin),
+# computed once at import in float64 and rounded to float32.
+_grid = np.linspace(0.0, math.pi / 2, 4097)
+_COS_C = np.linalg.lstsq(np.stack([_grid ** (2 * i) for i in range(7)], 1), np.cos(_grid), rcond=None)[0]
+_SIN_C = np.linalg.lstsq(np.stack([_grid ** (2 * i + 1) for i in range(7)], 1), np.sin(_grid), rcond=None)[0]
+C0, C1, C2, C3, C4, C5, C6 = (np.float32(c) for c in _COS_C)
+S0, S1, S2, S3, S4, S5, S6 = (np.float32(c) for c in _SIN_C)
+INV_PI = np.float32(1.0 / math.pi)
+PI_HI = np.float32(math.pi)
+PI_LO = np.float32(math.pi - float(np.float32(math.pi)))
+HALF = np.float32(0.5)
+
+_FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
+_ROW_TILE = 64  # rows per parallel task; one scratch vector per task
+
+
+def fast_cos(t):
+    return math.cos(t)
+
+
+def fast_sin(t):
+    return math.sin(t)
+
+
+@overload(fast_cos, jit_options={"fastmath": _FASTMATH})
+def _fast_cos_impl(t):
+    if t != types.float32:
+        return lambda t: math.cos(t)
+
+    # t = k*pi + r with |r| <= pi/2 (Cody-Waite: pi split in two floats), then
+    # cos(t) = (-1)^k cos(r).
+    def impl(t):
+        k = np.floor(t * INV_PI + HALF)
+        r = (t - k * PI_HI) - k * PI_LO
+        r2 = r * r
+        p = ((((((C6 * r2 + C5) * r2 + C4) * r2 + C3) * r2 + C2) * r2 + C1) * r2) + C0
+        return p * np.float32(1 - 2 * (np.int32(k) & 1))
+
+    return impl
+
+
+@overload(fast_sin, jit_options={"fastmath": _FASTMATH})
+def _fast_sin_impl(t):
+    if t != types.float32:
+        return lambda t: math.sin(t)
+
+    def impl(t):
+        k = np.floor(t * INV_PI + HALF)
+        r = (t - k * PI_HI) - k * PI_LO
+        r2 = r * r
+        p = (((((((S6 * r2 + S5) * r2 + S4) * r2 + S3) * r2 + S2) * r2 + S1) * r2) + S0) * r
+        return p * np.float32(1 - 2 * (np.int32(k) & 1))
+
+    return impl
+
+
+@njit(fastmath=_FASTMATH, inline="always")
+def _project_row(X, Wt, phase, i, with_phase, z):
+    """``z[j] = X[i] . omega[j] (+ phase[j])`` with ``Wt = omega.T`` contiguous."""
+    m = Wt.shape[1]
+    if with_phase:
+        for j in range(m):
+            z[j] = phase[j]
+    else:
+        for j in range(m):
+            z[j] = 0
+    for k in range(X.shape[1]):
+        xk = X[i, k]
+        for j in range(m):
+            z[j] += xk * Wt[k, j]
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def _features_kernel(X, Wt, phase, cossin, out):
+    n = X.shape[0]
+    m = Wt.shape[1]
+    n_tiles = (n + _ROW_TILE - 1) // _ROW_TILE
+    for tile in prange(n_tiles):
+        z = np.empty(m, dtype=out.dtype)
+        for i in range(tile * _ROW_TILE, min(n, (tile + 1) * _ROW_TILE)):
+            _project_row(X, Wt, phase, i, not cossin, z)
+            for j in range(m):
+                out[i, j] = fast_cos(z[j])
+            if cossin:
+                for j in range(m):
+                    out[i, m + j] = fast_sin(z[j])
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def _predict_kernel(X, Wt, phase, coef, cossin, out):
+    n = X.shape[0]
+    m = Wt.shape[1]
+    n_out = coef.shape[1]
+    n_tiles = (n + _ROW_TILE - 1) // _ROW_TILE
+    for tile in prange(n_tiles):
+        z = np.empty(m, dtype=out.dtype)
+        for i in range(tile * _ROW_TILE, min(n, (tile + 1) * _ROW_TILE)):
+            _project_row(X, Wt, phase, i, not cossin, z)
+            if n_out == 1:
+                out[i, 0] = 0
+                acc = out[i, 0]
+                for j in range(m):
+                    acc += fast_cos(z[j]) * coef[j, 0]
+                if cossin:
+                    for j in range(m):
+                        acc += fast_sin(z[j]) * coef[m + j, 0]
+                out[i, 0] = acc
+            else:
+                for c in range(n_out):
+                    out[i, c] = 0
+                for j in range(m):
+                    f = fast_cos(z[j])
+                    for c in range(n_out):
+                        out[i, c] += f * coef[j, c]
+                if cossin:
+                    for j in range(m):
+                        f = fast_sin(z[j])
+                        for c in range(n_out):
+                            out[i, c] += f * coef[m + j, c]
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def _weighted_sum_kernel(X, Wt, phase, G, cossin, partial):
+    """``partial[t] = sum over rows i of task t of G[:, i] * features(X[i])`` (float64)."""
+    n = X.shape[0]
+    m = Wt.shape[1]
+    n_g = G.shape[0]
+    n_tasks = partial.shape[0]
+    rows_per_task = (n + n_tasks - 1) // n_tasks
+    for t in prange(n_tasks):
+        z = np.empty(m, dtype=X.dtype)
+        acc = partial[t]
+        for i in range(t * rows_per_task, min(n, (t + 1) * rows_per_task)):
+            _project_row(X, Wt, phase, i, not cossin, z)
+            for j in range(m):
+                f = fast_cos(z[j])
+                for c in range(n_g):
+                    acc[c, j] += G[c, i] * f
+            if cossin:
+                for j in range(m):
+                    f = fast_sin(z[j])
+                    for c in range(n_g):
+                        acc[c, m + j] += G[c, i] * f
+
+
+def _tasks(n):
+    from numba import get_num_threads
+
+    # A few tasks per thread balance the load; each holds one (k, m) float64 buffer.
+    return max(1, min(4 * get_num_threads(), (n + _ROW_TILE - 1) // _ROW_TILE))
+
+
+def rff_features(X, omega, phase, *, xp, form):
+    cossin = form == "cossin"
+    m = omega.shape[0]
+    out = np.empty((X.shape[0], 2 * m if cossin else m), dtype=X.dtype)
+    if X.shape[0]:
+        _features_kernel(X, np.ascontiguousarray(omega.T), phase, cossin, out)
+    return out
+
+
+def rff_predict(X, omega, phase, coef, *, xp, form):
+    coef2 = coef.reshape(_as_matrix_shape(coef, rows_last=False))
+    out = np.empty((X.shape[0], coef2.shape[1]), dtype=X.dtype)
+    if X.shape[0]:
+        _predict_kernel(
+            X, np.ascontiguousarray(omega.T), phase, np.ascontiguousarray(coef2), form == "cossin", out
+        )
+    return out.reshape((X.shape[0],) + coef.shape[1:])
+
+
+def rff_weighted_sum(X, omega, phase, g, *, xp, form):
+    cossin = form == "cossin"
+    m = omega.shape[0]
+    G = np.ascontiguousarray(g.reshape(_as_matrix_shape(g, rows_last=True)))
+    n_out = 2 * m if cossin else m
+    partial = np.zeros((_tasks(X.shape[0]), G.shape[0], n_out), dtype=np.float64)
+    if X.shape[0]:
+        _weighted_sum_kernel(X, np.ascontiguousarray(omega.T), phase, G, cossin, partial)
+    total = partial.sum(axis=0).astype(X.dtype, copy=False)
+    return total.reshape(g.shape[:-1] + (n_out,))

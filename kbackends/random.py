@@ -1,0 +1,250 @@
+"""Counter-based random features that match on every backend.
+
+``omega_block(seed, block, ...)`` returns the spectral frequencies ``omega``
+(n_features, n_dims) and phases ``phase`` (n_features,) of one block of random
+Fourier features. Every number is a pure function of ``(seed, block, row,
+column)`` through Philox-4x32-10, so
+
+* a block never depends on the blocks before it: a model can regenerate any
+  block, in any order, instead of storing it (the "seed per iteration" trick
+  of doubly stochastic gradients);
+* the cpu (Numba), cuda (Numba-CUDA), cuda-simulator and pure array-API paths
+  produce the same integers, and the same floats up to the rounding of the
+  final float64 transform (then one cast to ``dtype``). A model trained on a
+  GPU predicts the same on a CPU.
+
+Spectral densities (Rahimi & Recht 2007), with ``gamma`` the kernel parameter:
+
+``"rbf"``       k(x, x') = exp(-gamma ||x - x'||_2^2)  ->  omega ~ N(0, 2 gamma I)
+``"laplacian"`` k(x, x') = exp(-gamma ||x - x'||_1)    ->  omega_j ~ Cauchy(0, gamma)
+
+and ``phase ~ U[0, 2 pi)``, so that ``E[2 cos(omega.x + phase) cos(omega.x' + phase)]
+= k(x, x')``.
+
+Generated blocks are kept in a per-backend least-recently-used cache bounded
+in bytes (:func:`set_cache_budget`), so regeneration costs nothing while the
+blocks fit and memory stays bounded when they do not.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ._backend import Backend, resolve
+from ._registry import get_kernel
+from .kernels.omega._core import KERNEL_CODES
+
+__all__ = ["omega_block", "set_cache_budget", "cache_info", "clear_cache", "KERNELS"]
+
+KERNELS = tuple(sorted(KERNEL_CODES))
+_DEFAULT_BUDGET = int(os.environ.get("KBACKENDS_OMEGA_CACHE_BYTES", 256 * 2**20))
+
+
+class _BlockCache:
+    """LRU cache of generated blocks, bounded by total bytes, one per backend."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.nbytes = 0
+        self.hits = 0
+        self.misses = 0
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                self.misses += 1
+                return None
+            self._items.move_to_end(key)
+            self.hits += 1
+            return item
+
+    def put(self, key, item, nbytes: int):
+        with self._lock:
+            if nbytes > self.budget or key in self._items:
+                return
+            self._items[key] = (item, nbytes)
+            self.nbytes += nbytes
+            while self.nbytes > self.budget:
+                _, (_, old) = self._items.popitem(last=False)
+                self.nbytes -= old
+
+    def clear(self):
+        with self._lock:
+            self._items.clear()
+            self.nbytes = 0
+            self.hits = self.misses = 0
+
+
+_CACHES: dict = {}
+_CACHES_LOCK = threading.Lock()
+_budget = _DEFAULT_BUDGET
+
+
+def _cache_for(bk: Backend) -> _BlockCache:
+    key = (bk.name, str(bk.device))
+    with _CACHES_LOCK:
+        cache = _CACHES.get(key)
+        if cache is None:
+            cache = _CACHES[key] = _BlockCache(_budget)
+        return cache
+
+
+def set_cache_budget(nbytes: int) -> None:
+    """Set the byte budget of every backend's block cache (0 disables caching).
+
+    The default is 256 MiB per backend, or ``$KBACKENDS_OMEGA_CACHE_BYTES``.
+    """
+    global _budget
+    if not isinstance(nbytes, (int, np.integer)) or nbytes < 0:
+        msg = f"`nbytes` must be a non-negative integer, got {nbytes!r}"
+        raise ValueError(msg)
+    with _CACHES_LOCK:
+        _budget = int(nbytes)
+        for cache in _CACHES.values():
+            cache.budget = _budget
+            while cache.nbytes > cache.budget and cache._items:
+                _, (_, old) = cache._items.popitem(last=False)
+                cache.nbytes -= old
+
+
+def cache_info() -> dict:
+    """Per backend: ``{"budget", "nbytes", "blocks", "hits", "misses"}``."""
+    with _CACHES_LOCK:
+        return {
+            name: {
+                "budget": c.budget,
+                "nbytes": c.nbytes,
+                "blocks": len(c._items),
+                "hits": c.hits,
+                "misses": c.misses,
+            }
+            for (name, _), c in _CACHES.items()
+        }
+
+
+def clear_cache() -> None:
+    """Drop every cached block on every backend."""
+    with _CACHES_LOCK:
+        for cache in _CACHES.values():
+            cache.clear()
+
+
+def _check_int(name, value, low, high):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        msg = f"`{name}` must be an integer, got {type(value).__name__}"
+        raise TypeError(msg)
+    if not low <= int(value) <= high:
+        msg = f"`{name}` must be in [{low}, {high}], got {value}"
+        raise ValueError(msg)
+    return int(value)
+
+
+def kernel_scale(kernel: str, gamma: float) -> float:
+    """Factor from the standard spectral draw to ``omega`` for ``kernel``."""
+    return math.sqrt(2.0 * gamma) if KERNEL_CODES[kernel] == 0 else float(gamma)
+
+
+def omega_block(
+    seed,
+    block,
+    n_features,
+    n_dims,
+    *,
+    kernel="rbf",
+    gamma=1.0,
+    dtype=None,
+    backend="auto",
+):
+    """Random Fourier frequencies and phases of one block.
+
+    Parameters
+    ----------
+    seed : int in [0, 2**64)
+        Key of the generator (the model's random state).
+    block : int in [0, 2**64)
+        Index of the block; blocks with different indices are independent.
+    n_features : int
+        Number of random features in the block (rows of ``omega``).
+    n_dims : int
+        Input dimension (columns of ``omega``).
+    kernel : {"rbf", "gaussian", "laplacian"}, default "rbf"
+        Shift-invariant kernel approximated (see the module docstring).
+    gamma : float > 0, default 1.0
+        Kernel parameter.
+    dtype : float dtype, optional
+        float32 or float64 of the backend's namespace; default float64 on the
+        cpu backend and other namespaces, float32 on cuda.
+    backend : str or Backend, default "auto"
+        Where the arrays are made ("auto" is the cpu backend).
+
+    Returns
+    -------
+    omega : array of shape (n_features, n_dims)
+    phase : array of shape (n_features,)
+        Cached, shared arrays: treat them as read-only.
+
+    Examples
+    --------
+    >>> from kbackends.random import omega_block
+    >>> omega, phase = omega_block(seed=0, block=3, n_features=4, n_dims=2)
+    >>> omega.shape, phase.shape
+    ((4, 2), (4,))
+    """
+    seed = _check_int("seed", seed, 0, 2**64 - 1)
+    block = _check_int("block", block, 0, 2**64 - 1)
+    n_features = _check_int("n_features", n_features, 0, 2**31 - 1)
+    n_dims = _check_int("n_dims", n_dims, 0, 4 * (2**32 - 2))
+    if kernel not in KERNEL_CODES:
+        msg = f"`kernel` must be one of {KERNELS}, got {kernel!r}"
+        raise ValueError(msg)
+    gamma = float(gamma)
+    if not (math.isfinite(gamma) and gamma > 0):
+        msg = f"`gamma` must be a positive finite number, got {gamma!r}"
+        raise ValueError(msg)
+    bk = resolve(backend)
+    xp = bk.xp
+    dtype = default_float_dtype(bk) if dtype is None else _float_dtype(xp, dtype)
+    key = (seed, block, n_features, n_dims, KERNEL_CODES[kernel], gamma, str(dtype))
+    cache = _cache_for(bk)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit[0]
+    kernel_fn = get_kernel("omega_block", bk)
+    result = kernel_fn(
+        xp=xp,
+        seed=seed,
+        block=block,
+        n_features=n_features,
+        n_dims=n_dims,
+        kernel=kernel,
+        scale=kernel_scale(kernel, gamma),
+        dtype=dtype,
+        device=bk.device,
+    )
+    itemsize = 8 if "64" in str(dtype) else 4
+    cache.put(key, result, itemsize * n_features * (n_dims + 1))
+    return result
+
+
+def default_float_dtype(bk: Backend):
+    """float32 on cuda (GPU throughput), float64 elsewhere."""
+    return bk.xp.float32 if bk.name == "cuda" else bk.xp.float64
+
+
+def _float_dtype(xp, dtype):
+    """Map ``dtype`` (NumPy dtype, string or namespace dtype) to ``xp``'s float dtype."""
+    name = str(np.dtype(dtype)) if isinstance(dtype, (str, type, np.dtype)) else str(dtype)
+    if "float32" in name:
+        return xp.float32
+    if "float64" in name:
+        return xp.float64
+    msg = f"`dtype` must be float32 or float64, got {dtype!r}"
+    raise TypeError(msg)

@@ -1,0 +1,118 @@
+"""The dispatcher: resolving backends, moving arrays, the kernel registry."""
+
+import array_api_strict
+import numpy as np
+import pytest
+
+import kbackends
+from kbackends import BackendUnavailableError, get_kernel, register_backend, register_kernel, resolve
+
+
+def test_auto_follows_numpy_inputs():
+    bk = resolve("auto", np.zeros(3), None, np.ones((2, 2)))
+    assert bk.name == "cpu"
+    assert bk.impls == ("numba", "xp")
+
+
+def test_auto_without_arrays_is_cpu():
+    assert resolve().name == "cpu"
+
+
+def test_auto_follows_a_strict_namespace_to_the_xp_path():
+    bk = resolve("auto", array_api_strict.asarray([1.0, 2.0]))
+    assert bk.name == "array_api_strict"
+    assert bk.xp is array_api_strict
+    assert bk.impls == ("xp",)
+
+
+def test_namespace_module_selects_it():
+    assert resolve(array_api_strict).name == "array_api_strict"
+    assert resolve(np).name == "cpu"
+
+
+def test_mixed_namespaces_raise_a_clear_error():
+    with pytest.raises(ValueError, match="Input arrays use different devices"):
+        resolve("auto", np.zeros(2), array_api_strict.asarray([1.0]))
+
+
+def test_mixed_devices_raise_a_clear_error():
+    a = array_api_strict.asarray([1.0])
+    b = array_api_strict.asarray([1.0], device=array_api_strict.Device("device1"))
+    with pytest.raises(ValueError, match="different devices"):
+        resolve("auto", a, b)
+
+
+def test_unknown_backend_names_the_choices():
+    with pytest.raises(ValueError, match="`backend` must be 'auto' or one of"):
+        resolve("tpu")
+
+
+def test_cuda_unavailable_says_why():
+    if "cuda" in kbackends.available_backends():
+        pytest.skip("a GPU is present")
+    with pytest.raises(BackendUnavailableError, match="backend 'cuda' is not available: .+"):
+        resolve("cuda")
+    assert "cuda" in kbackends.registered_backends()
+
+
+def test_explicit_backend_moves_inputs_once():
+    bk = resolve(array_api_strict)
+    x = bk.asarray(np.arange(3.0))
+    assert array_api_strict.isdtype(x.dtype, "real floating")
+    assert bk.asarray(x) is x  # already there: no copy
+    back = resolve("cpu").asarray(x)
+    assert isinstance(back, np.ndarray)
+    np.testing.assert_array_equal(back, [0.0, 1.0, 2.0])
+
+
+def test_asarray_casts_when_asked():
+    bk = resolve("cpu")
+    assert bk.asarray([1, 2], dtype=bk.xp.float32).dtype == np.float32
+
+
+def test_register_backend_twice_raises():
+    with pytest.raises(ValueError, match="already registered"):
+        register_backend("cpu", namespace="numpy")
+
+
+def test_register_kernel_twice_raises():
+    with pytest.raises(ValueError, match="already has a 'xp' implementation"):
+        register_kernel("rff_predict", "xp", "somewhere:else")
+
+
+def test_missing_op_names_op_backend_and_what_exists():
+    with pytest.raises(NotImplementedError, match="op 'no_such_op' has no implementation for backend 'cpu'"):
+        get_kernel("no_such_op", "cpu")
+
+
+def test_kernels_are_picked_by_backend_preference():
+    from kbackends.kernels.rff import _numba, _xp
+
+    assert get_kernel("rff_predict", "cpu") is _numba.rff_predict
+    assert get_kernel("rff_predict", resolve(array_api_strict)) is _xp.rff_predict
+
+
+def test_a_third_party_backend_plugs_in_without_changing_ops():
+    """A backend registered from outside, with its own impl for one op and the
+    xp reference for the rest, runs through the public ops."""
+    from kbackends import ops
+    from kbackends.random import omega_block
+
+    calls = []
+
+    def my_features(X, omega, phase, *, xp, form):
+        calls.append(form)
+        return xp.cos(X @ omega.T + phase)
+
+    name = "strict_plugin"
+    if name not in kbackends.registered_backends():
+        register_backend(name, namespace=lambda: array_api_strict, impls=("plugin", "xp"))
+        register_kernel("rff_features", "plugin", my_features)
+    bk = resolve(name)
+    X = bk.asarray(np.ones((2, 3)))
+    omega, phase = omega_block(0, 0, 4, 3, backend=bk)
+    F = ops.rff_features(X, omega, phase, backend=bk)
+    assert calls == ["cos"]
+    assert F.shape == (2, 4)
+    p = ops.rff_predict(X, omega, phase, bk.asarray(np.ones(4)), backend=bk)  # falls back to xp
+    np.testing.assert_allclose(np.asarray(p), np.asarray(F).sum(axis=1))

@@ -1,0 +1,156 @@
+"""The RFF ops: every implementation against the xp oracle, the kernel
+approximation they exist for, and clear errors for bad input."""
+
+import numpy as np
+import pytest
+
+from conftest import close, host, make_backend, on
+from kbackends import ops
+from kbackends.random import omega_block
+
+ORACLE = "array_api_strict"
+# (n_samples, n_features, n_dims): empty, single, odd, larger than one row tile (64).
+SIZES = [(0, 5, 3), (1, 1, 1), (7, 5, 3), (131, 33, 4)]
+FORMS = ["cos", "cossin"]
+
+
+def _problem(dtype_name, n, m, d, seed=0, x_scale=1.0):
+    rng = np.random.default_rng(seed)
+    X = (x_scale * rng.standard_normal((n, d))).astype(dtype_name)
+    omega, phase = omega_block(seed, 0, m, d, gamma=0.5, dtype=dtype_name)
+    return X, np.asarray(omega), np.asarray(phase), rng
+
+
+def _oracle(op, *arrays, **kw):
+    bk = make_backend(ORACLE)
+    return host(getattr(ops, op)(*(bk.asarray(a) for a in arrays), **kw))
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("n, m, d", SIZES)
+def test_features_match_oracle(backend, dtype_name, form, n, m, d):
+    X, omega, phase, _ = _problem(dtype_name, n, m, d)
+    got = ops.rff_features(*(on(backend, a) for a in (X, omega, phase)), form=form)
+    assert got.shape == (n, m * (1 if form == "cos" else 2))
+    close(got, _oracle("rff_features", X, omega, phase, form=form), dtype_name)
+
+
+@pytest.mark.parametrize("n_targets", [None, 1, 3])
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("n, m, d", SIZES)
+def test_predict_matches_oracle(backend, dtype_name, form, n, m, d, n_targets):
+    X, omega, phase, rng = _problem(dtype_name, n, m, d)
+    n_out = m * (1 if form == "cos" else 2)
+    shape = (n_out,) if n_targets is None else (n_out, n_targets)
+    coef = rng.standard_normal(shape).astype(dtype_name)
+    got = ops.rff_predict(*(on(backend, a) for a in (X, omega, phase, coef)), form=form)
+    assert got.shape == (n,) + shape[1:]
+    expected = _oracle("rff_predict", X, omega, phase, coef, form=form)
+    close(got, expected, dtype_name, scale=np.abs(coef).sum())
+
+
+@pytest.mark.parametrize("n_targets", [None, 2, 9])  # 9 > the cuda kernel's group of 8
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("n, m, d", SIZES)
+def test_weighted_sum_matches_oracle(backend, dtype_name, form, n, m, d, n_targets):
+    X, omega, phase, rng = _problem(dtype_name, n, m, d)
+    shape = (n,) if n_targets is None else (n_targets, n)
+    g = rng.standard_normal(shape).astype(dtype_name)
+    got = ops.rff_weighted_sum(*(on(backend, a) for a in (X, omega, phase, g)), form=form)
+    n_out = m * (1 if form == "cos" else 2)
+    assert got.shape == shape[:-1] + (n_out,)
+    expected = _oracle("rff_weighted_sum", X, omega, phase, g, form=form)
+    close(got, expected, dtype_name, scale=max(1.0, np.abs(g).sum()))
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_large_arguments_keep_accuracy(backend, dtype_name, form):
+    """Arguments of cos in the thousands (wide data, large gamma): the range
+    reduction of the fast float32 cosine must hold."""
+    X, omega, phase, _ = _problem(dtype_name, 40, 16, 3, x_scale=300.0)
+    got = ops.rff_features(*(on(backend, a) for a in (X, omega, phase)), form=form)
+    Z = X.astype(np.float64) @ omega.astype(np.float64).T
+    expected = np.cos(Z + phase) if form == "cos" else np.hstack([np.cos(Z), np.sin(Z)])
+    # float32 rounding of an argument of size |Z| moves cos by up to |Z| * 2**-24.
+    arg_eps = np.finfo(dtype_name).eps * (np.abs(Z).max() + 2 * np.pi) * 8
+    np.testing.assert_allclose(host(got), expected, rtol=0, atol=arg_eps + 1e-6)
+
+
+@pytest.mark.parametrize("kernel, exact", [
+    ("rbf", lambda A, B, g: np.exp(-g * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))),
+    ("laplacian", lambda A, B, g: np.exp(-g * np.abs(A[:, None, :] - B[None, :, :]).sum(-1))),
+])
+@pytest.mark.parametrize("form", FORMS)
+def test_features_approximate_the_kernel(kernel, exact, form):
+    """Monte-Carlo error of the kernel estimate shrinks like 1/sqrt(m)."""
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((20, 4)) * 0.5
+    gamma = 0.4
+    K = exact(A, A, gamma)
+    errors = []
+    for m in (64, 4096):
+        omega, phase = omega_block(11, 0, m, 4, kernel=kernel, gamma=gamma)
+        F = ops.rff_features(A, omega, phase, form=form)
+        K_hat = F @ F.T * ((2.0 if form == "cos" else 1.0) / m)
+        errors.append(np.abs(K_hat - K).max())
+    assert errors[1] < 0.08
+    assert errors[1] < errors[0] / 3  # sqrt(4096 / 64) = 8 in expectation
+
+
+class TestBadInput:
+    def setup_method(self):
+        self.X, self.omega, self.phase, _ = _problem("float64", 5, 4, 3)
+
+    def test_nan_in_X(self):
+        X = self.X.copy()
+        X[2, 1] = np.nan
+        with pytest.raises(ValueError, match="`X` contains NaN or infinite values"):
+            ops.rff_predict(X, self.omega, self.phase, np.ones(4))
+
+    def test_inf_in_coef(self):
+        with pytest.raises(ValueError, match="`coef or g` contains NaN"):
+            ops.rff_predict(self.X, self.omega, self.phase, np.full(4, np.inf))
+
+    def test_check_finite_off_skips_the_scan(self):
+        X = self.X.copy()
+        X[0, 0] = np.nan
+        out = ops.rff_predict(X, self.omega, self.phase, np.ones(4), check_finite=False)
+        assert np.isnan(out[0]) and np.all(np.isfinite(out[1:]))
+
+    def test_wrong_ndim(self):
+        with pytest.raises(ValueError, match=r"`X` must be 2-D, got ndim=1"):
+            ops.rff_features(self.X[0], self.omega, self.phase)
+
+    def test_mismatched_dims(self):
+        with pytest.raises(ValueError, match="`omega` has 3 columns but `X` has 2"):
+            ops.rff_features(self.X[:, :2], self.omega, self.phase)
+
+    def test_mismatched_phase(self):
+        with pytest.raises(ValueError, match="`phase` has 3 entries but `omega` has 4 rows"):
+            ops.rff_features(self.X, self.omega, self.phase[:3])
+
+    def test_wrong_coef_length(self):
+        with pytest.raises(ValueError, match=r"`coef` must have shape \(8,\) or \(8, n_targets\)"):
+            ops.rff_predict(self.X, self.omega, self.phase, np.ones(4), form="cossin")
+
+    def test_wrong_g_length(self):
+        with pytest.raises(ValueError, match=r"`g` must have shape \(5,\)"):
+            ops.rff_weighted_sum(self.X, self.omega, self.phase, np.ones(4))
+
+    def test_int_dtype(self):
+        with pytest.raises(TypeError, match="`X` must have a float32 or float64 dtype"):
+            ops.rff_features(self.X.astype(np.int64), self.omega, self.phase)
+
+    def test_mixed_float_dtypes(self):
+        with pytest.raises(TypeError, match="`omega` has dtype float32 but `X` has float64"):
+            ops.rff_features(self.X, self.omega.astype(np.float32), self.phase)
+
+    def test_unknown_form(self):
+        with pytest.raises(ValueError, match="`form` must be one of"):
+            ops.rff_features(self.X, self.omega, self.phase, form="sin")
+
+    def test_mixed_devices(self):
+        import array_api_strict
+
+        with pytest.raises(ValueError, match="Input arrays use different devices"):
+            ops.rff_features(array_api_strict.asarray(self.X), self.omega, self.phase)
