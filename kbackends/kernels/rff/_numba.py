@@ -83,7 +83,18 @@ def _project_row(X, Wt, phase, i, with_phase, z):
     else:
         for j in range(m):
             z[j] = 0
-    for k in range(X.shape[1]):
+    # Four input dimensions per sweep over z: a quarter of the loads and stores
+    # of z, which bound this loop (the products themselves are cheap).
+    d = X.shape[1]
+    d4 = d - d % 4
+    for k in range(0, d4, 4):
+        x0 = X[i, k]
+        x1 = X[i, k + 1]
+        x2 = X[i, k + 2]
+        x3 = X[i, k + 3]
+        for j in range(m):
+            z[j] += x0 * Wt[k, j] + x1 * Wt[k + 1, j] + x2 * Wt[k + 2, j] + x3 * Wt[k + 3, j]
+    for k in range(d4, d):
         xk = X[i, k]
         for j in range(m):
             z[j] += xk * Wt[k, j]

@@ -1,0 +1,145 @@
+"""Loaders for the real datasets the examples, tests and benchmarks use.
+
+The files live in the ``shared/data`` folder beside the repository (see its
+README for provenance) or in the folder named by ``$KBACKENDS_DATA``; when a
+file is missing, :func:`load` raises FileNotFoundError naming where it looked,
+and :func:`load_or_digits` falls back to scikit-learn's bundled digits.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["data_dir", "load", "load_or_digits", "DATASETS"]
+
+
+def data_dir(path=None) -> Path:
+    """The data folder: ``path``, else ``$KBACKENDS_DATA``, else ``../shared/data``."""
+    if path is not None:
+        return Path(path)
+    env = os.environ.get("KBACKENDS_DATA")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def _svmlight(folder, train, test=None, n_features=None, test_fraction=None, seed=0):
+    from sklearn.datasets import load_svmlight_file
+
+    X, y = load_svmlight_file(str(folder / train), n_features=n_features, dtype=np.float64)
+    X = X.toarray()
+    if test is not None:
+        Xt, yt = load_svmlight_file(str(folder / test), n_features=X.shape[1], dtype=np.float64)
+        return X, y, Xt.toarray(), yt
+    return _split(X, y, test_fraction, seed)
+
+
+def _split(X, y, test_fraction, seed):
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(y))
+    n_test = int(round(test_fraction * len(y)))
+    test, train = order[:n_test], order[n_test:]
+    return X[train], y[train], X[test], y[test]
+
+
+def _binary(y, positive):
+    return np.where(y == positive, 1, -1)
+
+
+def _ijcnn1(folder):
+    return _svmlight(folder, "ijcnn1.trn.bz2", "ijcnn1.tst.bz2", n_features=22)
+
+
+def _a9a(folder):
+    return _svmlight(folder, "a9a", "a9a.t", n_features=123)
+
+
+def _w8a(folder):
+    return _svmlight(folder, "w8a", n_features=300, test_fraction=0.25)
+
+
+def _phishing(folder):
+    X, y, Xt, yt = _svmlight(folder, "phishing.txt", n_features=68, test_fraction=0.25)
+    return X, _binary(y, 1), Xt, _binary(yt, 1)
+
+
+def _skin(folder):
+    raw = np.loadtxt(folder / "Skin_NonSkin.txt")
+    X, y = raw[:, :3] / 255.0, _binary(raw[:, 3], 1)
+    return _split(X, y, 0.25, 0)
+
+
+def _higgs(folder):
+    raw = np.loadtxt(folder / "higgs.csv", delimiter=",", skiprows=1)
+    return _split(raw[:, :-1], _binary(raw[:, -1], 1), 0.25, 0)
+
+
+def _magic04(folder):
+    raw = np.genfromtxt(folder / "magic04.data", delimiter=",", dtype=str)
+    X = raw[:, :-1].astype(np.float64)
+    return _split(X, _binary(raw[:, -1], "g"), 0.25, 0)
+
+
+def _usps8(folder):
+    import h5py
+
+    with h5py.File(folder / "usps.h5", "r") as f:
+        X, y = f["train/data"][:], f["train/target"][:]
+        Xt, yt = f["test/data"][:], f["test/target"][:]
+    return X, _binary(y, 8), Xt, _binary(yt, 8)
+
+
+# name -> (loader, short description)
+DATASETS = {
+    "ijcnn1": (_ijcnn1, "IJCNN 2001, 22 features, train 49,990 / test 91,701"),
+    "a9a": (_a9a, "UCI Adult, 123 binary features, train 32,561 / test 16,281"),
+    "w8a": (_w8a, "web pages, 300 sparse features, 49,749 rows (75/25 split)"),
+    "phishing": (_phishing, "phishing websites, 68 features, 11,055 rows (75/25 split)"),
+    "skin": (_skin, "skin segmentation, 3 features, 245,057 rows (75/25 split)"),
+    "higgs": (_higgs, "HIGGS sample, 28 features, 10,984 rows (75/25 split)"),
+    "magic04": (_magic04, "MAGIC gamma telescope, 10 features, 19,020 rows (75/25 split)"),
+    "usps8": (_usps8, "USPS digit 8 vs rest, 256 pixels, train 7,291 / test 2,007"),
+}
+
+
+def load(name, data_dir_path=None):
+    """Load a dataset as ``(X_train, y_train, X_test, y_test)``, float64, labels +-1.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`DATASETS`.
+    data_dir_path : path-like, optional
+        Folder holding the files (default: :func:`data_dir`).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+    FileNotFoundError
+        When the files are not in the folder.
+    """
+    if name not in DATASETS:
+        msg = f"`name` must be one of {sorted(DATASETS)}, got {name!r}"
+        raise ValueError(msg)
+    folder = data_dir(data_dir_path)
+    if not folder.is_dir():
+        msg = f"data folder {str(folder)!r} does not exist (set $KBACKENDS_DATA or pass a folder)"
+        raise FileNotFoundError(msg)
+    X, y, Xt, yt = DATASETS[name][0](folder)
+    return X, np.asarray(y, dtype=np.int64), Xt, np.asarray(yt, dtype=np.int64)
+
+
+def load_or_digits(name, data_dir_path=None):
+    """:func:`load`, or scikit-learn's bundled digits (8 vs rest, 75/25 split)
+    when the file is missing. Returns ``(name_used, X, y, X_test, y_test)``."""
+    try:
+        return (name, *load(name, data_dir_path))
+    except (FileNotFoundError, OSError):
+        from sklearn.datasets import load_digits
+
+        X, y = load_digits(return_X_y=True)
+        return ("digits-8-vs-rest", *_split(X / 16.0, _binary(y, 8), 0.25, 0))
