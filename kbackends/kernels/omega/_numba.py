@@ -1,19 +1,21 @@
 """Numba CPU generation of omega blocks (one Philox call per row and column quad)."""
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._core import KERNEL_CODES, PHASE_COUNTER, numba_constants, omega_quad, phase_of_row
 
 _CONSTS = numba_constants()
 
 
-@njit(parallel=True, cache=True)
+# Serial: a block is small (4096 x 28 takes about a millisecond) and a parallel
+# launch here would wake threads that BLAS may still be spinning on.
+@njit(cache=True)
 def _fill_omega(omega, phase, key0, key1, block0, block1, kernel_code, scale, consts):
     n_features, n_dims = omega.shape
     n_quads = (n_dims + 3) // 4
     phase_counter = np.uint64(PHASE_COUNTER)
-    for row in prange(n_features):
+    for row in range(n_features):
         r = np.uint64(row)
         for quad in range(n_quads):
             draws = omega_quad(r, np.uint64(quad), key0, key1, block0, block1, kernel_code, consts)

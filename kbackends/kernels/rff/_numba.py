@@ -94,10 +94,22 @@ def _project_row(X, Wt, phase, i, with_phase, z):
         x3 = X[i, k + 3]
         for j in range(m):
             z[j] += x0 * Wt[k, j] + x1 * Wt[k + 1, j] + x2 * Wt[k + 2, j] + x3 * Wt[k + 3, j]
-    for k in range(d4, d):
-        xk = X[i, k]
+    rest = d - d4  # the last 1-3 dimensions in one more sweep
+    if rest == 1:
+        x0 = X[i, d4]
         for j in range(m):
-            z[j] += xk * Wt[k, j]
+            z[j] += x0 * Wt[d4, j]
+    elif rest == 2:
+        x0 = X[i, d4]
+        x1 = X[i, d4 + 1]
+        for j in range(m):
+            z[j] += x0 * Wt[d4, j] + x1 * Wt[d4 + 1, j]
+    elif rest == 3:
+        x0 = X[i, d4]
+        x1 = X[i, d4 + 1]
+        x2 = X[i, d4 + 2]
+        for j in range(m):
+            z[j] += x0 * Wt[d4, j] + x1 * Wt[d4 + 1, j] + x2 * Wt[d4 + 2, j]
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)

@@ -1,0 +1,431 @@
+"""The stochastic functional-gradient engine shared by DSG, UDSG, CDSG, TSGS3VM and TSGSU.
+
+Model: ``f(x) = intercept + sum_b coef_b . cos(omega_b x + phase_b)``, with block
+``b``'s frequencies regenerated from ``(seed, b)`` by
+:func:`kbackends.random.omega_block`. The objective is a sum of data-source
+risks plus the RKHS penalty,
+
+    (lam / 2) ||f||^2 + sum_s weight_s * mean_{x in source s} loss_s(f(x), y),
+
+minimised by doubly stochastic functional gradients (Dai et al. 2014, as
+restated in Li & Poczos 2016, Algorithms 1-4). One iteration:
+
+1. draw a mini-batch from every source and evaluate ``f`` on it (from a cache
+   of ``f`` on the source's rows when that is cheaper, else ``rff_predict``
+   over all blocks);
+2. take the loss derivatives ``g`` there;
+3. choose the block to update: a new one (DSG), a new one or an old one in a
+   fixed pattern (UDSG: ``G`` new, then ``U`` old drawn uniformly), or the old
+   block that passes the checking rule (8) with the largest expected
+   line-search step (9) (CDSG);
+4. step on that block: ``-eta * g @ features / batch`` (``rff_weighted_sum``),
+   optionally preconditioned by the mini-batch feature covariance plus a ridge
+   (a Gauss-Newton step on the block, as the DSG authors' code does);
+5. shrink every older block by ``(1 - eta * lam)`` through one global scale
+   factor (O(1); folded into the coefficients before it underflows).
+
+Polyak averaging of the iterates is optional and costs O(1) per event (see
+:class:`_Averager`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from kbackends import ops
+from kbackends.random import omega_block
+
+from ._losses import Loss
+
+SCHEDULES = ("auto", "theta_over_t", "constant", "inverse_scaling")
+VARIANTS = ("dsg", "udsg", "cdsg")
+
+
+@dataclass
+class Source:
+    """One data source of the objective.
+
+    Attributes
+    ----------
+    X : array of shape (n_rows, n_dims)
+        Rows on the engine's backend, validated.
+    y : array of shape (n_rows,) or (n_rows, n_outputs), or None
+        Targets as the loss expects them; None for unlabeled sources whose loss
+        ignores ``y``.
+    loss : Loss
+    weight : float
+        Multiplier of this source's mean loss.
+    batch_size : int
+        Rows drawn per iteration (with replacement).
+    """
+
+    X: object
+    y: object
+    loss: Loss
+    weight: float
+    batch_size: int
+
+
+@dataclass
+class EngineSettings:
+    """Hyper-parameters of one engine run (already validated)."""
+
+    n_iter: int
+    block_size: int
+    kernel: str
+    gamma: float
+    seed: int
+    lam: float
+    step: float
+    schedule: str
+    ridge: float | None  # relative ridge of the preconditioner; None: plain gradient steps
+    variant: str = "dsg"
+    udsg_new: int = 1  # UDSG's G
+    udsg_old: int = 1  # UDSG's U
+    average: bool = False
+    fit_intercept: bool = True
+    n_outputs: int = 1
+    cache_predictions: str | bool = "auto"
+    callback: Callable | None = None
+    sampling_seed: int = 0
+
+
+@dataclass
+class EngineResult:
+    """What a run leaves: the coefficients of every block and the intercept."""
+
+    coef: object  # array (n_blocks * block_size, n_outputs)
+    intercept: object  # array (n_outputs,)
+    n_blocks: int
+    n_iter_done: int
+    history: list = field(default_factory=list)
+
+
+def step_size(schedule: str, theta: float, lam: float, t: int) -> float:
+    """Step of iteration ``t`` (1-based).
+
+    ``"theta_over_t"``: theta / t (Dai et al. 2014; the paper's choice),
+    ``"constant"``: theta, ``"inverse_scaling"``: theta / (1 + lam * theta * t).
+    """
+    if schedule == "theta_over_t":
+        return theta / t
+    if schedule == "constant":
+        return theta
+    return theta / (1.0 + lam * theta * t)
+
+
+def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, gamma):
+    """``sum over blocks b < n_blocks of cos(X omega_b^T + phase_b) @ coef_b``, shape (n, k).
+
+    Blocks are regenerated through ``omega_block``'s byte-budgeted cache (free
+    while they fit, bounded memory when they do not) and evaluated in groups of
+    up to ``GROUP_FEATURES`` features per ``rff_predict`` call: wider calls read
+    ``X`` fewer times and amortise the per-call work.
+    """
+    xp = bk.xp
+    F = block_size
+    out = xp.zeros((X.shape[0], coef.shape[1]), dtype=X.dtype)
+    per_group = max(1, GROUP_FEATURES // F)
+    for start in range(0, n_blocks, per_group):
+        stop = min(n_blocks, start + per_group)
+        parts = [
+            omega_block(seed, b, F, n_dims, kernel=kernel, gamma=gamma, dtype=X.dtype, backend=bk)
+            for b in range(start, stop)
+        ]
+        omega = parts[0][0] if len(parts) == 1 else xp.concat([p[0] for p in parts], axis=0)
+        phase = parts[0][1] if len(parts) == 1 else xp.concat([p[1] for p in parts], axis=0)
+        out = out + ops.rff_predict(X, omega, phase, coef[start * F : stop * F, :], backend=bk, check_finite=False)
+    return out
+
+
+GROUP_FEATURES = 4096
+
+
+class _Averager:
+    """Running Polyak average of the coefficient iterates in O(1) per change.
+
+    With coefficients ``scale_t * stored_t`` after iteration t and changes
+    ``delta_e`` to ``stored`` at iterations ``t_e``, the sum over iterations is
+    ``stored_T * S_T - sum_e delta_e * S_{t_e - 1}`` where ``S_t`` is the sum of
+    the scales so far. ``correction`` accumulates the second term; a rescaling
+    of ``stored`` folds the average so far into it.
+    """
+
+    def __init__(self, xp, coef_shape, dtype):
+        self.xp = xp
+        self.correction = xp.zeros(coef_shape, dtype=dtype)
+        self.intercept_correction = None
+        self.scale_sum = 0.0
+        self.count = 0
+
+    def record(self, rows, delta):
+        self.correction[rows, :] = self.correction[rows, :] + delta * self.scale_sum
+
+    def end_iteration(self, scale: float):
+        self.scale_sum += scale
+        self.count += 1
+
+    def rescale(self, stored, factor: float):
+        """``stored`` is about to be multiplied by ``factor`` (scale divided by it)."""
+        partial = stored * self.scale_sum - self.correction
+        self.correction = -partial
+        self.scale_sum = 0.0
+        return stored * factor
+
+    def average(self, stored):
+        return (stored * self.scale_sum - self.correction) / max(self.count, 1)
+
+
+def _check_step_ratio(eta: float, lam: float):
+    if eta * lam >= 1.0:
+        msg = (
+            f"step {eta:g} times lam {lam:g} is >= 1: old blocks would be shrunk to zero or "
+            "flipped; lower `step` or `lam`"
+        )
+        raise ValueError(msg)
+
+
+def _cdsg_step(beta, g_mean, gamma_t, bound, batch_size):
+    """Expected line search (9) for every old block at once (host scalars).
+
+    Finds, per block k, the most negative eta with
+    ``2 (beta_k + eta g)^2 + 2 (eta M sigma)^2 / B^2 <= beta_k^2 + (gamma_t g)^2``
+    (sigma = 1: the features' products have variance about one). Returns
+    ``(k, |eta_k|)`` of the largest step, or ``(None, 0)`` when no block passes
+    the checking rule (8), i.e. beats the step of a new block.
+    """
+    if beta.size == 0 or g_mean == 0.0:
+        return None, 0.0
+    c = (bound / batch_size) ** 2
+    a = 2.0 * g_mean**2 + 2.0 * c
+    b = 4.0 * beta * g_mean
+    c0 = beta**2 - (gamma_t * g_mean) ** 2
+    disc = b * b - 4.0 * a * c0
+    with np.errstate(invalid="ignore"):
+        lower = np.where(disc >= 0, (-b - np.sqrt(np.maximum(disc, 0.0))) / (2.0 * a), 0.0)
+    steps = np.where(lower < 0, -lower, 0.0)
+    k = int(np.argmax(steps))
+    if steps[k] <= gamma_t:
+        return None, 0.0
+    return k, float(steps[k])
+
+
+def run(sources: list[Source], bk, settings: EngineSettings, dtype) -> EngineResult:
+    """Run the engine; see the module docstring. Inputs are validated by the caller."""
+    with _single_threaded_blas(bk):
+        return _run(sources, bk, settings, dtype)
+
+
+@contextlib.contextmanager
+def _single_threaded_blas(bk):
+    """On the cpu backend the Numba kernels use every core; BLAS threads that
+    spin-wait between the engine's small GEMMs steal them (measured: a DSG fit
+    on ijcnn1 took 6.1 s with threaded OpenBLAS, 3.8 s with one BLAS thread)."""
+    if bk.name != "cpu":
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def _run(sources, bk, settings, dtype):
+    xp = bk.xp
+    s = settings
+    F = s.block_size
+    k_out = s.n_outputs
+    n_dims = sources[0].X.shape[1]
+    rng = np.random.default_rng(s.sampling_seed)
+
+    def block(b):
+        return omega_block(s.seed, b, F, n_dims, kernel=s.kernel, gamma=s.gamma, dtype=dtype, backend=bk)
+
+    def predict_all(Xb):
+        return evaluate_blocks(bk, Xb, stored[: n_blocks * F, :], seed=s.seed, block_size=F,
+                               n_blocks=n_blocks, n_dims=n_dims, kernel=s.kernel, gamma=s.gamma)
+
+    max_blocks = s.n_iter  # an upper bound: every iteration adds at most one block
+    stored = xp.zeros((0, k_out), dtype=dtype)  # grown by doubling
+    n_blocks = 0
+    scale = 1.0
+    intercept = xp.zeros((k_out,), dtype=dtype)
+    beta = np.zeros(0)  # CDSG's per-block scalars beta_k (in stored units)
+    averager = _Averager(xp, (0, k_out), dtype) if s.average else None
+    intercept_sum = xp.zeros((k_out,), dtype=dtype)
+
+    caches = []
+    for src in sources:
+        use_cache = s.cache_predictions
+        if use_cache == "auto":
+            # Keeping f on all rows costs n_rows per block update; evaluating the batch
+            # over all blocks costs about batch * n_blocks / 2 per iteration.
+            use_cache = src.X.shape[0] <= src.batch_size * max_blocks / 2
+        caches.append(xp.zeros((src.X.shape[0], k_out), dtype=dtype) if use_cache else None)
+
+    history = []
+    schedule = s.schedule
+    if schedule == "auto":
+        schedule = "inverse_scaling" if s.ridge is not None else "theta_over_t"
+
+    t_done = 0
+    for t in range(1, s.n_iter + 1):
+        eta = step_size(schedule, s.step, s.lam, t)
+        _check_step_ratio(eta, s.lam)
+
+        # 1-2: batches, predictions, derivatives.
+        batches = []
+        for src, cache in zip(sources, caches):
+            idx = bk.asarray(rng.integers(0, src.X.shape[0], size=src.batch_size))
+            Xb = xp.take(src.X, idx, axis=0)
+            if cache is not None:
+                f = xp.take(cache, idx, axis=0) + intercept
+            elif n_blocks:
+                f = predict_all(Xb) * scale + intercept
+            else:
+                f = xp.zeros((src.batch_size, k_out), dtype=dtype) + intercept
+            yb = None if src.y is None else xp.take(src.y, idx, axis=0)
+            g = src.loss.derivative(f, yb, xp) * src.weight
+            batches.append((idx, Xb, g, f, yb))
+
+        # 3: which block.
+        target = n_blocks  # a new block unless the variant says otherwise
+        if n_blocks and s.variant == "udsg":
+            if (t - 1) % (s.udsg_new + s.udsg_old) >= s.udsg_new:
+                target = int(rng.integers(0, n_blocks))
+        g_mean = None
+        if s.variant == "cdsg":
+            g_mean = float(sum(xp.mean(g) for _, _, g, _, _ in batches))
+            bound = max(src.loss.max_abs_derivative * src.weight for src in sources)
+            k_old, eta_old = _cdsg_step(beta[:n_blocks] * scale, g_mean, eta, bound, sources[0].batch_size)
+            if k_old is not None:
+                # A preconditioned step is already a Gauss-Newton line search on the
+                # block: (9) only chooses the block there; lengthening the step past
+                # the Newton step overshoots (measured on ijcnn1).
+                target, eta = k_old, (eta if s.ridge is not None else eta_old)
+
+        # 4: the step on that block (and the intercept).
+        omega, phase = block(target)
+        delta, delta_b = _block_step(batches, omega, phase, bk, s, eta, F)
+
+        # 5: shrink old blocks (scale), then add the step in stored units.
+        scale *= 1.0 - eta * s.lam
+        if target == n_blocks:
+            if stored.shape[0] < (n_blocks + 1) * F:
+                stored = _grow(xp, stored, max((n_blocks + 1) * F, 2 * stored.shape[0]), max_blocks * F)
+                if averager is not None:
+                    averager.correction = _grow(xp, averager.correction, stored.shape[0], stored.shape[0])
+            beta = np.resize(beta, max(beta.size, n_blocks + 1))
+            beta[n_blocks] = 0.0
+            n_blocks += 1
+        rows = slice(target * F, (target + 1) * F)
+        stored_delta = delta / scale
+        stored[rows, :] = stored[rows, :] + stored_delta
+        if averager is not None:
+            averager.record(rows, stored_delta)
+        if s.variant == "cdsg":
+            beta[target] += -eta * g_mean / scale
+        if s.fit_intercept:
+            intercept = intercept + delta_b
+
+        for (idx, Xb, g, f, yb), src, i in zip(batches, sources, range(len(sources))):
+            if caches[i] is not None:
+                update = ops.rff_predict(src.X, omega, phase, delta, backend=bk, check_finite=False)
+                caches[i] = caches[i] * (1.0 - eta * s.lam) + update
+
+        if averager is not None:
+            averager.end_iteration(scale)
+            intercept_sum = intercept_sum + intercept
+        if scale < 1e-30:  # fold the scale into the coefficients before it underflows
+            if averager is not None:
+                stored = averager.rescale(stored, scale)
+            else:
+                stored = stored * scale
+            beta *= scale
+            scale = 1.0
+
+        t_done = t
+        if s.callback is not None:
+            info = {
+                "iteration": t,
+                "n_blocks": n_blocks,
+                "step": eta,
+                "block": target,
+                "batch_loss": float(
+                    sum(xp.mean(src.loss.value(f, yb, xp)) * src.weight for (_, _, _, f, yb), src in zip(batches, sources))
+                ),
+            }
+            history.append(info)
+            if s.callback(info):
+                break
+
+    coef_stored = stored[: n_blocks * F, :]
+    if averager is not None:
+        coef = averager.average(stored)[: n_blocks * F, :]
+        intercept = intercept_sum / max(averager.count, 1)
+    else:
+        coef = coef_stored * scale
+    return EngineResult(coef=coef, intercept=intercept, n_blocks=n_blocks, n_iter_done=t_done, history=history)
+
+
+def _grow(xp, a, new_rows: int, cap: int):
+    new_rows = min(new_rows, max(cap, a.shape[0]))
+    out = xp.zeros((new_rows, a.shape[1]), dtype=a.dtype)
+    if a.shape[0]:
+        out[: a.shape[0], :] = a
+    return out
+
+
+def _block_step(batches, omega, phase, bk, s: EngineSettings, eta: float, F: int):
+    """Coefficient change of one block (F, n_outputs) and of the intercept (n_outputs,).
+
+    Plain step (``ridge`` None): the doubly stochastic gradient with the paper's
+    features sqrt(2) cos, averaged over the block: ``-eta * (2 / F) * g @ cos(...) / B``.
+    Preconditioned: ``-eta * (C + ridge * mean(diag C) * I)^-1 g @ [cos(...), 1] / B``,
+    C the mini-batch covariance of ``[cos(...), 1]`` summed over the sources, the
+    intercept's column unpenalised.
+    """
+    xp = bk.xp
+    if s.ridge is None:
+        grad = grad_b = None
+        for idx, Xb, g, f, yb in batches:
+            part = ops.rff_weighted_sum(Xb, omega, phase, g.T, backend=bk, check_finite=False).T
+            grad = part / Xb.shape[0] if grad is None else grad + part / Xb.shape[0]
+            gb = xp.mean(g, axis=0)
+            grad_b = gb if grad_b is None else grad_b + gb
+        return -eta * (2.0 / F) * grad, -eta * grad_b
+
+    f64 = xp.float64
+    n_cols = F + (1 if s.fit_intercept else 0)
+    cov = None
+    rhs = None
+    for idx, Xb, g, f, yb in batches:
+        phi = ops.rff_features(Xb, omega, phase, backend=bk, check_finite=False)
+        if s.fit_intercept:
+            phi = xp.concat((phi, xp.ones((Xb.shape[0], 1), dtype=phi.dtype, device=_device(phi))), axis=1)
+        # The B x F products in the compute dtype (float32 halves the time; the
+        # ridge dominates the rounding), the small F x F solve in float64.
+        B = Xb.shape[0]
+        c = xp.astype(phi.T @ phi, f64) / B
+        r = xp.astype(phi.T @ xp.astype(g, phi.dtype), f64) / B
+        cov = c if cov is None else cov + c
+        rhs = r if rhs is None else rhs + r
+    dev = _device(cov)
+    ridge = s.ridge * float(xp.mean(xp.linalg.diagonal(cov)[:F]))
+    penalty = xp.full((n_cols,), ridge, dtype=f64, device=dev)
+    if s.fit_intercept:
+        penalty = xp.where(xp.arange(n_cols, device=dev) == F, 0.0, penalty)  # intercept unpenalised
+    step = xp.linalg.solve(cov + xp.eye(n_cols, dtype=f64, device=dev) * penalty, rhs)
+    dtype = batches[0][1].dtype
+    delta = xp.astype(-eta * step[:F, :], dtype)
+    if s.fit_intercept:
+        return delta, xp.astype(-eta * step[F, :], dtype)
+    return delta, xp.zeros_like(delta[0, :])
+
+
+def _device(a):
+    return getattr(a, "device", None)

@@ -1,0 +1,158 @@
+"""Model containers: frozen dataclasses of arrays plus hyper-parameters.
+
+A model lives on one backend; ``model.to(backend)`` moves its arrays. ``save``
+writes a NumPy ``.npz`` (arrays on the host plus a JSON header), and
+:func:`load` reads it back onto any backend, so a model trained on a GPU
+predicts on a CPU with the same random features (they are regenerated from the
+seed, never stored).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from kbackends import resolve
+from kbackends._xp_utils import to_numpy
+
+FORMAT_VERSION = 1
+_MODEL_TYPES: dict = {}
+
+
+def _register(cls):
+    _MODEL_TYPES[cls.__name__] = cls
+    return cls
+
+
+class _ModelIO:
+    """save / to shared by the model dataclasses: fields named in ``ARRAYS`` are
+    backend arrays, the rest JSON-serialisable values."""
+
+    ARRAYS: tuple = ()
+
+    def to(self, backend="cpu"):
+        """The same model with its arrays on ``backend`` (a name or a Backend)."""
+        bk = resolve(backend)
+        moved = {name: bk.asarray(getattr(self, name)) for name in self.ARRAYS}
+        return dataclasses.replace(self, backend=bk.name, **moved)
+
+    def save(self, path):
+        """Write the model to ``path`` (``.npz``); read it back with :func:`algorithms.load`."""
+        header = {
+            "format_version": FORMAT_VERSION,
+            "type": type(self).__name__,
+            "fields": {
+                f.name: _jsonable(getattr(self, f.name))
+                for f in dataclasses.fields(self)
+                if f.name not in self.ARRAYS and f.name != "classes"
+            },
+        }
+        arrays = {name: to_numpy(getattr(self, name)) for name in self.ARRAYS}
+        if getattr(self, "classes", None) is not None:
+            arrays["classes"] = np.asarray(self.classes)
+        path = Path(path)
+        with open(path, "wb") as fh:
+            np.savez(fh, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **arrays)
+        return path
+
+
+def _jsonable(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def load(path, backend="cpu"):
+    """Read a model written by ``model.save`` onto ``backend``.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a model of this library or of a newer format.
+    """
+    with np.load(Path(path), allow_pickle=False) as data:
+        if "__header__" not in data:
+            msg = f"{str(path)!r} is not a model file of this library (no header)"
+            raise ValueError(msg)
+        header = json.loads(bytes(data["__header__"]).decode())
+        arrays = {name: data[name] for name in data.files if name != "__header__"}
+    if header.get("format_version", 0) > FORMAT_VERSION:
+        msg = f"{str(path)!r} was written by a newer version (format {header['format_version']})"
+        raise ValueError(msg)
+    cls = _MODEL_TYPES.get(header.get("type"))
+    if cls is None:
+        msg = f"{str(path)!r} holds an unknown model type {header.get('type')!r}"
+        raise ValueError(msg)
+    fields = dict(header["fields"])
+    classes = arrays.pop("classes", None)
+    if "classes" in {f.name for f in dataclasses.fields(cls)}:
+        fields["classes"] = classes
+    model = cls(**fields, **arrays)
+    return model.to(backend)
+
+
+@_register
+@dataclass(frozen=True)
+class RFFModel(_ModelIO):
+    """A kernel machine on regenerated random Fourier features (DSG, TSGS3VM, TSGSU).
+
+    ``f(x) = intercept + sum_b coef[b*F:(b+1)*F] . cos(omega_b x + phase_b)``,
+    with ``(omega_b, phase_b) = omega_block(seed, b, F, n_features_in, kernel, gamma)``.
+
+    Attributes
+    ----------
+    algorithm : str
+        "dsg", "udsg", "cdsg", "tsgs3vm" or "tsgsu".
+    coef : array of shape (n_blocks * block_size, n_outputs)
+    intercept : array of shape (n_outputs,)
+    seed, block_size, n_blocks, kernel, gamma, n_features_in
+        What regenerates the features.
+    task : str
+        "binary" (sign of column 0), "ovr" / "softmax" (argmax over columns)
+        or "regression".
+    classes : numpy array or None
+        Class labels for classification, in column order.
+    params : dict
+        The hyper-parameters the model was fitted with.
+    backend : str
+        Where ``coef`` and ``intercept`` live.
+    """
+
+    ARRAYS = ("coef", "intercept")
+
+    algorithm: str
+    coef: object
+    intercept: object
+    seed: int
+    block_size: int
+    n_blocks: int
+    kernel: str
+    gamma: float
+    n_features_in: int
+    task: str
+    classes: object = None
+    params: dict = field(default_factory=dict)
+    backend: str = "cpu"
+    dtype: str = "float64"
+
+    def raw_decision(self, X, bk):
+        """``f(X)`` of shape (n, n_outputs) on backend ``bk``; X validated by the caller."""
+        from ._engine import evaluate_blocks
+
+        xp = bk.xp
+        model = self if self.backend == bk.name else self.to(bk)
+        f = evaluate_blocks(
+            bk, X, xp.astype(model.coef, X.dtype), seed=self.seed, block_size=self.block_size,
+            n_blocks=self.n_blocks, n_dims=self.n_features_in, kernel=self.kernel, gamma=self.gamma,
+        )
+        return f + xp.astype(model.intercept, X.dtype)

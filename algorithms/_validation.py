@@ -1,0 +1,187 @@
+"""Validation at the public boundary: arrays, labels, seeds, kernel widths.
+
+Algorithms validate once in ``fit`` / ``predict`` and then call the ops with
+``check_finite=False``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from kbackends import resolve
+from kbackends._xp_utils import to_numpy
+from kbackends.random import default_float_dtype
+
+
+def float_dtype_for(bk, X, dtype):
+    """The float dtype to compute in: ``dtype`` if given; X's if float32/float64;
+    else float64 on cpu and other namespaces, float32 on cuda."""
+    xp = bk.xp
+    if dtype is not None:
+        name = str(np.dtype(dtype)) if not hasattr(dtype, "kind") or isinstance(dtype, np.dtype) else str(dtype)
+        if "float32" in name:
+            return xp.float32
+        if "float64" in name:
+            return xp.float64
+        msg = f"`dtype` must be float32 or float64, got {dtype!r}"
+        raise TypeError(msg)
+    x_dtype = getattr(X, "dtype", None)
+    if x_dtype is not None and x_dtype in (xp.float32, xp.float64):
+        return x_dtype
+    return default_float_dtype(bk)
+
+
+def _is_sparse(X) -> bool:
+    return hasattr(X, "tocsr") or type(X).__module__.startswith(("scipy.sparse", "cupyx.scipy.sparse"))
+
+
+def check_X(X, bk, dtype, *, name="X", min_samples=1):
+    """``X`` as a finite 2-D float array of backend ``bk`` (moved once if needed)."""
+    if X is None:
+        msg = f"`{name}` is required, got None"
+        raise ValueError(msg)
+    if _is_sparse(X):
+        msg = f"`{name}` is a sparse matrix; sparse input is not supported, pass X.toarray()"
+        raise TypeError(msg)
+    xp = bk.xp
+    if not hasattr(X, "__array_namespace__") and not isinstance(X, np.ndarray):
+        X = np.asarray(X)
+    if isinstance(X, np.ndarray):
+        if X.dtype.kind == "c":
+            msg = f"`{name}` has a complex dtype; complex data is not supported"
+            raise ValueError(msg)
+        if X.dtype.kind not in "fiub":
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                msg = f"`{name}` must be numeric, got dtype {X.dtype}"
+                raise TypeError(msg) from exc
+    if X.ndim != 2:
+        msg = f"`{name}` must be 2-D (n_samples, n_features), got ndim={X.ndim}; reshape a single feature with X.reshape(-1, 1)"
+        raise ValueError(msg)
+    if X.shape[0] < min_samples:
+        msg = f"`{name}` has {X.shape[0]} sample(s); at least {min_samples} required"
+        raise ValueError(msg)
+    if X.shape[1] < 1:
+        msg = f"`{name}` has 0 features; at least 1 required"
+        raise ValueError(msg)
+    X = bk.asarray(X)
+    X = xp.astype(X, float_dtype_for(bk, X, dtype)) if X.dtype != float_dtype_for(bk, X, dtype) else X
+    if not bool(xp.all(xp.isfinite(X))):
+        msg = f"`{name}` contains NaN or infinite values"
+        raise ValueError(msg)
+    return X
+
+
+def check_n_features(X, n_features_in, name="X"):
+    if X.shape[1] != n_features_in:
+        msg = f"`{name}` has {X.shape[1]} features, but the model was fitted with {n_features_in} features"
+        raise ValueError(msg)
+
+
+def check_y_length(y, X, name="y"):
+    if y.ndim != 1:
+        msg = f"`{name}` must be 1-D, got shape {tuple(y.shape)}"
+        raise ValueError(msg)
+    if y.shape[0] != X.shape[0]:
+        msg = f"`{name}` has {y.shape[0]} entries but `X` has {X.shape[0]} rows"
+        raise ValueError(msg)
+
+
+def encode_classes(y, bk):
+    """Sorted unique labels (host numpy array) and ``y`` as class indices on ``bk``."""
+    y_host = to_numpy(y) if not isinstance(y, (list, tuple)) else np.asarray(y)
+    if y_host.ndim == 2 and y_host.shape[1] == 1:
+        y_host = y_host[:, 0]
+    if y_host.ndim != 1:
+        msg = f"`y` must be 1-D, got shape {y_host.shape}"
+        raise ValueError(msg)
+    if y_host.dtype.kind == "f":
+        if not np.all(np.isfinite(y_host)):
+            msg = "`y` contains NaN or infinite values"
+            raise ValueError(msg)
+        if not np.all(y_host == np.round(y_host)):
+            msg = "Unknown label type: `y` has non-integer float values; a classifier needs class labels"
+            raise ValueError(msg)
+    classes, index = np.unique(y_host, return_inverse=True)
+    if classes.size < 2:
+        msg = f"`y` has a single class ({classes[0]!r}); a classifier needs at least 2 classes"
+        raise ValueError(msg)
+    return classes, bk.asarray(index.astype(np.int64))
+
+
+def seed_from(random_state) -> int:
+    """A 63-bit integer seed from None, an int, or a NumPy Generator/RandomState."""
+    if random_state is None:
+        return int(np.random.default_rng().integers(0, 2**63 - 1))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63 - 1))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            msg = f"`random_state` must be non-negative, got {random_state}"
+            raise ValueError(msg)
+        return int(random_state)
+    msg = f"`random_state` must be None, an int or a numpy Generator, got {type(random_state).__name__}"
+    raise TypeError(msg)
+
+
+def median_gamma(X, bk, seed: int, n_sample: int = 1000) -> float:
+    """Median trick: ``1 / median ||x - x'||^2`` over pairs of a random sample, so the
+    kernel is ``exp(-1)`` at the median squared distance."""
+    xp = bk.xp
+    n = X.shape[0]
+    rng = np.random.default_rng(seed)
+    rows = bk.asarray(rng.choice(n, size=min(n, n_sample), replace=False))
+    S = xp.astype(xp.take(X, rows, axis=0), xp.float64)
+    sq = xp.sum(S * S, axis=1)
+    D = sq[:, None] + sq[None, :] - 2.0 * (S @ S.T)
+    D = to_numpy(D)
+    upper = D[np.triu_indices(D.shape[0], 1)]
+    upper = upper[upper > 1e-12]
+    if upper.size == 0:
+        return 1.0  # all sampled rows identical: any width fits; keep the neutral one
+    return float(1.0 / np.median(upper))
+
+
+def check_gamma(gamma, X, bk, seed):
+    if isinstance(gamma, str):
+        if gamma != "median":
+            msg = f"`gamma` must be 'median' or a positive float, got {gamma!r}"
+            raise ValueError(msg)
+        return median_gamma(X, bk, seed)
+    if not isinstance(gamma, numbers.Real) or not (np.isfinite(gamma) and gamma > 0):
+        msg = f"`gamma` must be 'median' or a positive float, got {gamma!r}"
+        raise ValueError(msg)
+    return float(gamma)
+
+
+def check_positive_int(name, value, minimum=1):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        msg = f"`{name}` must be an integer >= {minimum}, got {value!r}"
+        raise ValueError(msg)
+    return int(value)
+
+
+def check_nonneg_float(name, value, *, positive=False):
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
+    ok = ok and (value > 0 if positive else value >= 0)
+    if not ok:
+        kind = "positive" if positive else "non-negative"
+        msg = f"`{name}` must be a {kind} finite number, got {value!r}"
+        raise ValueError(msg)
+    return float(value)
+
+
+def check_choice(name, value, choices):
+    if value not in choices:
+        msg = f"`{name}` must be one of {tuple(choices)}, got {value!r}"
+        raise ValueError(msg)
+    return value
+
+
+def resolve_backend(backend, *arrays):
+    return resolve(backend, *arrays)
