@@ -310,7 +310,7 @@ def _run(sources, bk, settings, dtype):
 
         # 4: the step on that block (and the intercept).
         omega, phase = block(target)
-        delta, delta_b = _block_step(batches, omega, phase, bk, s, eta, F)
+        delta, delta_b = _block_step(batches, sources, omega, phase, bk, s, eta, F)
 
         # 5: shrink old blocks (scale), then add the step in stored units.
         scale *= 1.0 - eta * s.lam
@@ -380,7 +380,7 @@ def _grow(xp, a, new_rows: int, cap: int):
     return out
 
 
-def _block_step(batches, omega, phase, bk, s: EngineSettings, eta: float, F: int):
+def _block_step(batches, sources, omega, phase, bk, s: EngineSettings, eta: float, F: int):
     """Coefficient change of one block (F, n_outputs) and of the intercept (n_outputs,).
 
     Plain step (``ridge`` None): the doubly stochastic gradient with the paper's
@@ -420,6 +420,7 @@ def _block_step(batches, omega, phase, bk, s: EngineSettings, eta: float, F: int
     if s.fit_intercept:
         penalty = xp.where(xp.arange(n_cols, device=dev) == F, 0.0, penalty)  # intercept unpenalised
     step = xp.linalg.solve(cov + xp.eye(n_cols, dtype=f64, device=dev) * penalty, rhs)
+    eta = eta / max(src.loss.curvature for src in sources)
     dtype = batches[0][1].dtype
     delta = xp.astype(-eta * step[:F, :], dtype)
     if s.fit_intercept:

@@ -20,6 +20,9 @@ class Loss:
     value: Callable  # (f, y, xp) -> per-entry loss, same shape as f
     derivative: Callable  # (f, y, xp) -> dl/df, same shape as f
     max_abs_derivative: float  # bound M on |dl/df| near the data (CDSG's checking rule)
+    # The preconditioned (Gauss-Newton) step assumes curvature 1 in f; a loss with
+    # curvature c divides its step by c (squared hinge: 2).
+    curvature: float = 1.0
 
 
 def _sigmoid_neg(m, xp):
@@ -38,6 +41,7 @@ SQUARED_HINGE = Loss(
     value=lambda f, y, xp: xp.maximum(1.0 - y * f, 0.0) ** 2,
     derivative=lambda f, y, xp: -2.0 * y * xp.maximum(1.0 - y * f, 0.0),
     max_abs_derivative=4.0,
+    curvature=2.0,
 )
 LOGISTIC = Loss(
     "logistic",

@@ -107,7 +107,7 @@ def encode_classes(y, bk):
             raise ValueError(msg)
     classes, index = np.unique(y_host, return_inverse=True)
     if classes.size < 2:
-        msg = f"`y` has a single class ({classes[0]!r}); a classifier needs at least 2 classes"
+        msg = f"`y` has only one class ({classes[0]!r}); a classifier needs at least 2 classes"
         raise ValueError(msg)
     return classes, bk.asarray(index.astype(np.int64))
 

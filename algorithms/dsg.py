@@ -229,12 +229,12 @@ def _targets(y, X, bk, loss):
     check_y_length(index, X)
     n_classes = classes.size
     if n_classes == 2:
-        y_pm = xp.where(index == 1, 1.0, -1.0)
-        return xp.reshape(xp.astype(y_pm, X.dtype), (-1, 1)), "binary", classes, SUPERVISED_LOSSES[loss]
+        y_pm = 2.0 * xp.astype(index == 1, X.dtype) - 1.0
+        return xp.reshape(y_pm, (-1, 1)), "binary", classes, SUPERVISED_LOSSES[loss]
     one_hot = index[:, None] == xp.arange(n_classes, device=getattr(index, "device", None))[None, :]
     if loss == "logistic":
         return xp.astype(one_hot, X.dtype), "softmax", classes, SOFTMAX
-    return xp.astype(xp.where(one_hot, 1.0, -1.0), X.dtype), "ovr", classes, SUPERVISED_LOSSES[loss]
+    return 2.0 * xp.astype(one_hot, X.dtype) - 1.0, "ovr", classes, SUPERVISED_LOSSES[loss]
 
 
 def decision_function(model, X, *, backend="auto"):
@@ -343,13 +343,15 @@ class _DSGEstimator(BaseEstimator):
 
     def fit(self, X, y):
         """Fit on (X, y); X may be a CuPy array (the model then lives on the GPU)."""
+        if y is None:
+            msg = f"{type(self).__name__} requires y to be passed, but the target y is None"
+            raise ValueError(msg)
         X, y = _sklearn_validate(self, X, y, reset=True)
         self.model_ = fit(X, y, **self._fit_params())
         self.n_features_in_ = self.model_.n_features_in
         return self
 
-    def decision_function(self, X):
-        """Decision values; CuPy in, CuPy out."""
+    def _decision(self, X):
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "model_")
@@ -357,6 +359,7 @@ class _DSGEstimator(BaseEstimator):
         return decision_function(self.model_, X)
 
     def predict(self, X):
+        """Predicted labels or values; CuPy in, CuPy out."""
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "model_")
@@ -414,6 +417,10 @@ class DSGClassifier(ClassifierMixin, _DSGEstimator):
         super().fit(X, y)
         self.classes_ = np.asarray(self.model_.classes)
         return self
+
+    def decision_function(self, X):
+        """Decision values: (n_samples,) for two classes, else (n_samples, n_classes)."""
+        return self._decision(X)
 
     @available_if(lambda self: self.loss == "logistic")
     def predict_proba(self, X):
