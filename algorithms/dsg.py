@@ -74,6 +74,7 @@ def fit(
     average=False,
     udsg_pattern=(1, 1),
     fit_intercept=True,
+    cache_predictions="auto",
     random_state=None,
     backend="auto",
     dtype=None,
@@ -119,6 +120,11 @@ def fit(
         UDSG's (G, U): G iterations with new blocks, then U with old ones.
     fit_intercept : bool, default True
         Learn an unpenalised constant term.
+    cache_predictions : "auto" or bool, default "auto"
+        Keep ``f`` on every training row (n floats, one pass over X per block
+        update) instead of evaluating each mini-batch over all blocks so far
+        (batch x blocks per iteration, the paper's way). "auto" picks the
+        cheaper for this n, batch size and n_iter.
     random_state : int, numpy Generator or None
         Seeds the random features and the mini-batches; the same value gives the
         same model on every backend.
@@ -156,6 +162,9 @@ def fit(
     ):
         msg = f"`udsg_pattern` must be a pair (G >= 1, U >= 0), got {udsg_pattern!r}"
         raise ValueError(msg)
+    if cache_predictions not in ("auto", True, False):
+        msg = f"`cache_predictions` must be 'auto', True or False, got {cache_predictions!r}"
+        raise ValueError(msg)
     if callback is not None and not callable(callback):
         msg = f"`callback` must be callable or None, got {type(callback).__name__}"
         raise TypeError(msg)
@@ -181,6 +190,7 @@ def fit(
         fit_intercept=bool(fit_intercept),
         n_outputs=y_matrix.shape[1],
         callback=callback,
+        cache_predictions=cache_predictions,
         sampling_seed=seed ^ 0x5DEECE66D,
     )
     source = _engine.Source(X=X, y=y_matrix, loss=source_loss, weight=1.0, batch_size=batch_size)

@@ -1,0 +1,140 @@
+"""DSG / UDSG / CDSG next to scikit-learn's SVC and RBFSampler + SGDClassifier.
+
+Same data, same split, one asv run: read the ratios straight off the report.
+Data: ijcnn1 and a9a from ../shared/data (or $KBACKENDS_DATA); scikit-learn's
+digits 8-vs-rest when the folder is absent.
+"""
+
+import numpy as np
+
+from algorithms import dsg
+from algorithms.datasets import load_or_digits
+
+from .common import BACKENDS, backend_or_skip, synchronize
+
+# Per dataset: the kernel width all methods share and the DSG settings.
+SETTINGS = {
+    "ijcnn1": {"gamma": 1.0, "svc_C": 10.0, "sgd_alpha": 1e-5},
+    "a9a": {"gamma": 0.05, "svc_C": 1.0, "sgd_alpha": 1e-5},
+}
+N_ITER = {"dsg": 200, "udsg": 300, "cdsg": 200}
+
+
+def _data(name):
+    used, X, y, Xt, yt = load_or_digits(name)
+    return used, X.astype(np.float32), y, Xt.astype(np.float32), yt
+
+
+class DSG:
+    """Fit and predict time, peak memory and test accuracy per backend and variant."""
+
+    params = (BACKENDS, ["ijcnn1", "a9a"], ["dsg", "udsg", "cdsg"])
+    param_names = ["backend", "dataset", "variant"]
+    timeout = 600
+    number = 1
+    repeat = (1, 3, 60.0)
+
+    def setup_cache(self):
+        return {name: _data(name) for name in ("ijcnn1", "a9a")}
+
+    def setup(self, data, backend, dataset, variant):
+        self.bk = bk = backend_or_skip(backend)
+        used, X, y, Xt, yt = data[dataset]
+        self.X, self.y = bk.asarray(X), bk.asarray(y)
+        self.Xt, self.yt = bk.asarray(Xt), yt
+        gamma = SETTINGS.get(used, {"gamma": "median"})["gamma"]
+        self.kwargs = {"variant": variant, "gamma": gamma, "n_iter": N_ITER[variant], "random_state": 0,
+                       "backend": bk}
+        dsg.fit(self.X[:2000], self.y[:2000], **{**self.kwargs, "n_iter": 2})  # load compiled kernels
+        self.model = dsg.fit(self.X, self.y, **self.kwargs)
+
+    def time_fit(self, data, backend, dataset, variant):
+        dsg.fit(self.X, self.y, **self.kwargs)
+        synchronize(self.bk)
+
+    def time_predict(self, data, backend, dataset, variant):
+        dsg.predict(self.model, self.Xt)
+        synchronize(self.bk)
+
+    def peakmem_fit(self, data, backend, dataset, variant):
+        dsg.fit(self.X, self.y, **self.kwargs)
+
+    def track_test_accuracy(self, data, backend, dataset, variant):
+        pred = self.bk.to_numpy(dsg.predict(self.model, self.Xt))
+        return float(np.mean(pred == self.yt))
+
+    track_test_accuracy.unit = "fraction"
+
+
+class Peers:
+    """scikit-learn on the same split: SVC (exact kernel) and RBFSampler(2048) + SGD (hinge, 20 epochs)."""
+
+    params = (["ijcnn1", "a9a"], ["SVC", "RBFSampler+SGD"])
+    param_names = ["dataset", "peer"]
+    timeout = 900
+    number = 1
+    repeat = (1, 2, 120.0)
+
+    def setup_cache(self):
+        return {name: _data(name) for name in ("ijcnn1", "a9a")}
+
+    def _make(self, used, peer):
+        from sklearn.kernel_approximation import RBFSampler
+        from sklearn.linear_model import SGDClassifier
+        from sklearn.pipeline import make_pipeline
+        from sklearn.svm import SVC
+
+        s = SETTINGS.get(used, {"gamma": "scale", "svc_C": 1.0, "sgd_alpha": 1e-5})
+        if peer == "SVC":
+            return SVC(C=s["svc_C"], gamma=s["gamma"])
+        gamma = s["gamma"] if s["gamma"] != "scale" else 1.0 / 64
+        return make_pipeline(
+            RBFSampler(n_components=2048, gamma=gamma, random_state=0),
+            SGDClassifier(loss="hinge", alpha=s["sgd_alpha"], max_iter=20, tol=None, random_state=0),
+        )
+
+    def setup(self, data, dataset, peer):
+        used, self.X, self.y, self.Xt, self.yt = data[dataset]
+        self.X, self.Xt = self.X.astype(np.float64), self.Xt.astype(np.float64)
+        self.used, self.peer = used, peer
+        self.model = self._make(used, peer).fit(self.X, self.y)
+
+    def time_fit(self, data, dataset, peer):
+        self._make(self.used, peer).fit(self.X, self.y)
+
+    def time_predict(self, data, dataset, peer):
+        self.model.predict(self.Xt)
+
+    def peakmem_fit(self, data, dataset, peer):
+        self._make(self.used, peer).fit(self.X, self.y)
+
+    def track_test_accuracy(self, data, dataset, peer):
+        return float(np.mean(self.model.predict(self.Xt) == self.yt))
+
+    track_test_accuracy.unit = "fraction"
+
+
+class DSGMemory:
+    """Peak memory of a fit at two lengths, block regeneration bounded by a 16 MiB
+    feature cache: memory must not grow with the number of blocks beyond their
+    coefficients (256 features x 4 bytes a block)."""
+
+    params = ([50, 400],)
+    param_names = ["n_iter"]
+    timeout = 600
+
+    def setup(self, n_iter):
+        from kbackends.random import set_cache_budget
+
+        set_cache_budget(16 * 2**20)
+        _, X, y, _, _ = load_or_digits("ijcnn1")
+        self.X, self.y = X.astype(np.float32), y
+        dsg.fit(self.X[:1000], self.y[:1000], n_iter=2, gamma=1.0, random_state=0)
+
+    def teardown(self, n_iter):
+        from kbackends.random import set_cache_budget
+
+        set_cache_budget(256 * 2**20)
+
+    def peakmem_fit(self, n_iter):
+        dsg.fit(self.X, self.y, n_iter=n_iter, batch_size=1024, gamma=1.0, random_state=0)

@@ -1,0 +1,74 @@
+"""The command line: train / predict on LIBSVM and CSV files, the demo table."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file, load_breast_cancer
+
+from algorithms.__main__ import main, read_data
+
+
+@pytest.fixture
+def files(tmp_path):
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    y = np.where(y == 1, 1, -1)
+    dump_svmlight_file(X[:400], y[:400], str(tmp_path / "train.svm"))
+    dump_svmlight_file(X[400:], y[400:], str(tmp_path / "test.svm"))
+    np.savetxt(tmp_path / "test.csv", np.column_stack([X[400:], y[400:]]), delimiter=",",
+               header=",".join([f"f{i}" for i in range(30)] + ["label"]), comments="")
+    return tmp_path, X, y
+
+
+def test_train_then_predict_libsvm_and_csv(files, capsys):
+    tmp, X, y = files
+    model = tmp / "m.npz"
+    assert main(["train", str(tmp / "train.svm"), str(model), "--n-iter", "20", "--batch-size", "256",
+                 "--block-size", "64", "--quiet"]) == 0
+    assert model.exists()
+    out = capsys.readouterr().out
+    assert "trained dsg" in out and "training accuracy" in out
+
+    preds = tmp / "p.txt"
+    assert main(["predict", str(model), str(tmp / "test.svm"), str(preds)]) == 0
+    out = capsys.readouterr().out
+    accuracy = float(out.split("accuracy ")[1].split("%")[0])
+    written = np.loadtxt(preds)
+    assert written.shape == (len(y) - 400,)
+    assert accuracy == pytest.approx(100 * np.mean(written == y[400:]), abs=0.01)
+    assert accuracy > 93
+
+    csv_preds = tmp / "c.txt"
+    assert main(["predict", str(model), str(tmp / "test.csv"), str(csv_preds)]) == 0
+    np.testing.assert_array_equal(np.loadtxt(csv_preds), written)
+
+
+def test_progress_bar_on_stderr(files, capsys):
+    tmp, _, _ = files
+    main(["train", str(tmp / "train.svm"), str(tmp / "m.npz"), "--n-iter", "5", "--batch-size", "64",
+          "--block-size", "16"])
+    err = capsys.readouterr().err
+    assert "5/5 it" in err and "batch loss" in err
+
+
+def test_read_data_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        read_data(tmp_path / "nope.svm")
+    X, y = read_data(_csv(tmp_path), label_column="first")
+    assert X.shape == (2, 2) and list(y) == [1.0, 0.0]
+
+
+def _csv(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("1,0.5,0.25\n0,1.5,2.0\n")
+    return p
+
+
+def test_demo_runs_on_the_bundled_fallback(tmp_path, capsys):
+    """With no data folder the demo trains on scikit-learn's digits and prints the table."""
+    assert main(["demo", "--data", str(tmp_path / "no-such-folder")]) == 0
+    out = capsys.readouterr().out
+    assert "digits-8-vs-rest" in out
+    for name in ("DSG", "UDSG", "CDSG", "sklearn SVC"):
+        line = next(row for row in out.splitlines() if row.startswith(name + " "))
+        accuracy = next(tok for tok in line.split() if tok.endswith("%"))
+        assert float(accuracy.rstrip("%")) > 90
