@@ -76,7 +76,7 @@ class Progress:
         self.stream = sys.stderr if stream is None else stream
         self.width = width
         self.start = time.perf_counter()
-        self.interactive = stream.isatty()
+        self.interactive = self.stream.isatty()
         self.last_print = 0.0
 
     def __call__(self, info):
