@@ -11,3 +11,21 @@ FAST = {"n_iter": 20, "batch_size": 256, "block_size": 64, "random_state": 0}
 @parametrize_with_checks([DSGClassifier(**FAST), DSGRegressor(**FAST)])
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+def test_array_api_inputs_stay_in_their_namespace():
+    """Non-NumPy arrays (array_api_strict standing in for CuPy) go in, and the
+    outputs come back in the same namespace: no conversion to NumPy."""
+    import array_api_strict as xp
+    import numpy as np
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    Xs, ys = xp.asarray(X), xp.asarray(y)
+    clf = DSGClassifier(**FAST).fit(Xs, ys)
+    pred = clf.predict(Xs)
+    assert type(pred) is type(Xs)
+    assert float(xp.mean(xp.astype(pred == ys, xp.float64))) > 0.93
+    assert type(clf.decision_function(Xs)) is type(Xs)
+    np.testing.assert_array_equal(np.asarray(pred), DSGClassifier(**FAST).fit(X, y).predict(X))

@@ -154,3 +154,29 @@ class TestBadInput:
 
         with pytest.raises(ValueError, match="Input arrays use different devices"):
             ops.rff_features(array_api_strict.asarray(self.X), self.omega, self.phase)
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(0, 70),
+    m=st.integers(1, 40),
+    d=st.integers(1, 9),
+    k=st.integers(1, 3),
+    form=st.sampled_from(FORMS),
+    scale=st.sampled_from([1e-3, 1.0, 30.0]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_cpu_kernels_match_oracle_on_random_shapes(n, m, d, k, form, scale, seed):
+    """Property: for any shape and argument scale, numba == xp reference (float64)."""
+    X, omega, phase, rng = _problem("float64", n, m, d, seed=seed % 1000, x_scale=scale)
+    n_out = m * (1 if form == "cos" else 2)
+    coef = rng.standard_normal((n_out, k))
+    g = rng.standard_normal((k, n))
+    close(ops.rff_predict(X, omega, phase, coef, form=form),
+          _oracle("rff_predict", X, omega, phase, coef, form=form), "float64", scale=np.abs(coef).sum())
+    close(ops.rff_weighted_sum(X, omega, phase, g, form=form),
+          _oracle("rff_weighted_sum", X, omega, phase, g, form=form), "float64", scale=max(1.0, np.abs(g).sum()))
