@@ -199,6 +199,7 @@ def plot(rows, curves, out_dir):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     datasets = sorted({r.dataset for r in rows})
     fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4.5), squeeze=False)
@@ -207,6 +208,8 @@ def plot(rows, curves, out_dir):
             ax.scatter(r.total_s, 100 * r.accuracy, s=50)
             ax.annotate(r.method, (r.total_s, 100 * r.accuracy), textcoords="offset points", xytext=(5, 4), fontsize=8)
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("fit + predict time (s, log scale)")
         ax.set_ylabel("test accuracy (%)")
         ax.set_title(f"{name}: accuracy vs time")

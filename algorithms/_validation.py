@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from kbackends import resolve
-from kbackends._xp_utils import to_numpy
+from kbackends._xp_utils import float_dtype, to_numpy
 from kbackends.random import default_float_dtype
 
 
@@ -20,13 +20,7 @@ def float_dtype_for(bk, X, dtype):
     else float64 on cpu and other namespaces, float32 on cuda."""
     xp = bk.xp
     if dtype is not None:
-        name = str(np.dtype(dtype)) if not hasattr(dtype, "kind") or isinstance(dtype, np.dtype) else str(dtype)
-        if "float32" in name:
-            return xp.float32
-        if "float64" in name:
-            return xp.float64
-        msg = f"`dtype` must be float32 or float64, got {dtype!r}"
-        raise TypeError(msg)
+        return float_dtype(xp, dtype)
     x_dtype = getattr(X, "dtype", None)
     if x_dtype is not None and x_dtype in (xp.float32, xp.float64):
         return x_dtype

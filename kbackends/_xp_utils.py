@@ -43,6 +43,18 @@ def synchronize(xp) -> None:
         cupy.cuda.get_current_stream().synchronize()
 
 
+def float_dtype(xp, dtype):
+    """``xp``'s float32 or float64 for ``dtype`` (a NumPy dtype, a string, or a
+    namespace dtype); TypeError for anything else."""
+    name = str(np.dtype(dtype)) if isinstance(dtype, (str, type, np.dtype)) else str(dtype)
+    if "float32" in name:
+        return xp.float32
+    if "float64" in name:
+        return xp.float64
+    msg = f"`dtype` must be float32 or float64, got {dtype!r}"
+    raise TypeError(msg)
+
+
 def device_type(xp) -> str:
     """``"gpu"`` for CuPy, ``"cpu"`` otherwise."""
     return "gpu" if is_cupy_namespace(xp) else "cpu"

@@ -37,6 +37,7 @@ import numpy as np
 
 from ._backend import Backend, resolve
 from ._registry import get_kernel
+from ._xp_utils import float_dtype
 from .kernels.omega._core import KERNEL_CODES
 
 __all__ = ["omega_block", "set_cache_budget", "cache_info", "clear_cache", "KERNELS"]
@@ -211,7 +212,7 @@ def omega_block(
         raise ValueError(msg)
     bk = resolve(backend)
     xp = bk.xp
-    dtype = default_float_dtype(bk) if dtype is None else _float_dtype(xp, dtype)
+    dtype = default_float_dtype(bk) if dtype is None else float_dtype(xp, dtype)
     key = (seed, block, n_features, n_dims, KERNEL_CODES[kernel], gamma, str(dtype))
     cache = _cache_for(bk)
     hit = cache.get(key)
@@ -237,14 +238,3 @@ def omega_block(
 def default_float_dtype(bk: Backend):
     """float32 on cuda (GPU throughput), float64 elsewhere."""
     return bk.xp.float32 if bk.name == "cuda" else bk.xp.float64
-
-
-def _float_dtype(xp, dtype):
-    """Map ``dtype`` (NumPy dtype, string or namespace dtype) to ``xp``'s float dtype."""
-    name = str(np.dtype(dtype)) if isinstance(dtype, (str, type, np.dtype)) else str(dtype)
-    if "float32" in name:
-        return xp.float32
-    if "float64" in name:
-        return xp.float64
-    msg = f"`dtype` must be float32 or float64, got {dtype!r}"
-    raise TypeError(msg)

@@ -97,6 +97,15 @@ def omega_quad(row, quad, key0, key1, block0, block1, kernel_code, consts):
 
 
 @register_jitable
+def store_quad(omega, row, quad, draws, scale):
+    """Write a quad's draws, times ``scale``, into columns 4*quad.. of ``omega[row]``."""
+    for t in range(4):
+        col = 4 * quad + t
+        if col < omega.shape[1]:
+            omega[row, col] = scale * draws[t]
+
+
+@register_jitable
 def phase_of_row(row, key0, key1, block0, block1, phase_counter, consts):
     """The row's phase, uniform on [0, 2*pi)."""
     w0, _, _, _ = philox4x32_10(row, phase_counter, block0, block1, key0, key1, consts)

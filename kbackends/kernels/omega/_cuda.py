@@ -3,7 +3,7 @@
 import numpy as np
 from numba import cuda
 
-from ._core import KERNEL_CODES, PHASE_COUNTER, numba_constants, omega_quad, phase_of_row
+from ._core import KERNEL_CODES, PHASE_COUNTER, numba_constants, omega_quad, phase_of_row, store_quad
 from .._cuda_launch import launch_stream
 
 _CONSTS = numba_constants()
@@ -24,10 +24,7 @@ def _fill_omega(omega, phase, key0, key1, block0, block1, kernel_code, scale, co
         phase[row] = phase_of_row(r, key0, key1, block0, block1, np.uint64(PHASE_COUNTER), consts)
         return
     draws = omega_quad(r, np.uint64(quad), key0, key1, block0, block1, kernel_code, consts)
-    for t in range(4):
-        col = 4 * quad + t
-        if col < n_dims:
-            omega[row, col] = scale * draws[t]
+    store_quad(omega, row, quad, draws, scale)
 
 
 def omega_block(*, xp, seed, block, n_features, n_dims, kernel, scale, dtype, device=None):

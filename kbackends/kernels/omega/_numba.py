@@ -3,7 +3,7 @@
 import numpy as np
 from numba import njit
 
-from ._core import KERNEL_CODES, PHASE_COUNTER, numba_constants, omega_quad, phase_of_row
+from ._core import KERNEL_CODES, PHASE_COUNTER, numba_constants, omega_quad, phase_of_row, store_quad
 
 _CONSTS = numba_constants()
 
@@ -19,10 +19,7 @@ def _fill_omega(omega, phase, key0, key1, block0, block1, kernel_code, scale, co
         r = np.uint64(row)
         for quad in range(n_quads):
             draws = omega_quad(r, np.uint64(quad), key0, key1, block0, block1, kernel_code, consts)
-            for t in range(4):
-                col = 4 * quad + t
-                if col < n_dims:
-                    omega[row, col] = scale * draws[t]
+            store_quad(omega, row, quad, draws, scale)
         phase[row] = phase_of_row(r, key0, key1, block0, block1, phase_counter, consts)
 
 

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 from numba import njit, prange, types
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 from ._shapes import as_matrix_shape as _as_matrix_shape
 
@@ -33,6 +33,15 @@ _FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
 _ROW_TILE = 64  # rows per parallel task; one scratch vector per task
 
 
+@register_jitable
+def _reduce_by_pi(t):
+    """``t = k*pi + r`` with ``|r| <= pi/2`` (Cody-Waite: pi split in two floats);
+    returns ``(r, (-1)^k)`` so that cos(t) = sign cos(r), sin(t) = sign sin(r)."""
+    k = np.floor(t * INV_PI + HALF)
+    r = (t - k * PI_HI) - k * PI_LO
+    return r, np.float32(1 - 2 * (np.int32(k) & 1))
+
+
 def fast_cos(t):
     return math.cos(t)
 
@@ -46,14 +55,10 @@ def _fast_cos_impl(t):
     if t != types.float32:
         return lambda t: math.cos(t)
 
-    # t = k*pi + r with |r| <= pi/2 (Cody-Waite: pi split in two floats), then
-    # cos(t) = (-1)^k cos(r).
     def impl(t):
-        k = np.floor(t * INV_PI + HALF)
-        r = (t - k * PI_HI) - k * PI_LO
+        r, sign = _reduce_by_pi(t)
         r2 = r * r
-        p = ((((((C6 * r2 + C5) * r2 + C4) * r2 + C3) * r2 + C2) * r2 + C1) * r2) + C0
-        return p * np.float32(1 - 2 * (np.int32(k) & 1))
+        return sign * (((((((C6 * r2 + C5) * r2 + C4) * r2 + C3) * r2 + C2) * r2 + C1) * r2) + C0)
 
     return impl
 
@@ -64,11 +69,9 @@ def _fast_sin_impl(t):
         return lambda t: math.sin(t)
 
     def impl(t):
-        k = np.floor(t * INV_PI + HALF)
-        r = (t - k * PI_HI) - k * PI_LO
+        r, sign = _reduce_by_pi(t)
         r2 = r * r
-        p = (((((((S6 * r2 + S5) * r2 + S4) * r2 + S3) * r2 + S2) * r2 + S1) * r2) + S0) * r
-        return p * np.float32(1 - 2 * (np.int32(k) & 1))
+        return sign * ((((((((S6 * r2 + S5) * r2 + S4) * r2 + S3) * r2 + S2) * r2 + S1) * r2) + S0) * r)
 
     return impl
 
