@@ -10,9 +10,10 @@ saved models::
     load("model.npz", backend="cpu")
 """
 
-from . import dsg
+from . import dsg, tsgs3vm
 from ._model import RFFModel, load
 from .dsg import DSGClassifier, DSGRegressor
+from .tsgs3vm import TSGS3VMClassifier
 
-__all__ = ["dsg", "load", "RFFModel", "DSGClassifier", "DSGRegressor"]
+__all__ = ["dsg", "tsgs3vm", "load", "RFFModel", "DSGClassifier", "DSGRegressor", "TSGS3VMClassifier"]
 __version__ = "0.1.0"

@@ -90,6 +90,9 @@ class EngineSettings:
     fit_intercept: bool = True
     n_outputs: int = 1
     cache_predictions: str | bool = "auto"
+    # (source index, target): before each step, shift the intercept so the mean of
+    # f over that source's batch is the target (the S3VM class-balance constraint).
+    balance: tuple | None = None
     callback: Callable | None = None
     sampling_seed: int = 0
 
@@ -289,8 +292,15 @@ def _run(sources, bk, settings, dtype):
             else:
                 f = xp.zeros((src.batch_size, k_out), dtype=dtype) + intercept
             yb = None if src.y is None else xp.take(src.y, idx, axis=0)
-            g = src.loss.derivative(f, yb, xp) * src.weight
-            batches.append((idx, Xb, g, f, yb))
+            batches.append([idx, Xb, None, f, yb])
+        if s.balance is not None:
+            source, target = s.balance
+            shift = target - xp.mean(batches[source][3], axis=0)
+            intercept = intercept + shift
+            for batch in batches:
+                batch[3] = batch[3] + shift
+        for batch, src in zip(batches, sources):
+            batch[2] = src.loss.derivative(batch[3], batch[4], xp) * src.weight
 
         # 3: which block.
         target = n_blocks  # a new block unless the variant says otherwise
@@ -403,14 +413,14 @@ def _block_step(batches, sources, omega, phase, bk, s: EngineSettings, eta: floa
     n_cols = F + (1 if s.fit_intercept else 0)
     cov = None
     rhs = None
-    for idx, Xb, g, f, yb in batches:
+    for (idx, Xb, g, f, yb), src in zip(batches, sources):
         phi = ops.rff_features(Xb, omega, phase, backend=bk, check_finite=False)
         if s.fit_intercept:
             phi = xp.concat((phi, xp.ones((Xb.shape[0], 1), dtype=phi.dtype, device=_device(phi))), axis=1)
         # The B x F products in the compute dtype (float32 halves the time; the
         # ridge dominates the rounding), the small F x F solve in float64.
         B = Xb.shape[0]
-        c = xp.astype(phi.T @ phi, f64) / B
+        c = xp.astype(phi.T @ phi, f64) * (src.weight / B)  # each source's Gauss-Newton curvature
         r = xp.astype(phi.T @ xp.astype(g, phi.dtype), f64) / B
         cov = c if cov is None else cov + c
         rhs = r if rhs is None else rhs + r

@@ -80,3 +80,44 @@ SOFTMAX = Loss(
 SUPERVISED_LOSSES = {
     loss.name: loss for loss in (HINGE, SQUARED_HINGE, LOGISTIC, SQUARED)
 }
+
+
+# --- unlabeled losses of S3VMs (Geng et al. 2019, Table 2), u(f) with r = |f| ---------------
+# They ignore ``y``. Symmetric in f: they push unlabeled points out of the margin.
+
+def _hinge_at(s, r, xp):
+    """H_s(r) = max(0, s - r)."""
+    return xp.maximum(s - r, 0.0 * r)
+
+
+SYMMETRIC_HINGE = Loss(
+    "shg",
+    value=lambda f, y, xp: _hinge_at(1.0, xp.abs(f), xp),
+    derivative=lambda f, y, xp: -xp.sign(f) * xp.astype(xp.abs(f) < 1.0, f.dtype),
+    max_abs_derivative=1.0,
+)
+SQUARED_SYMMETRIC_HINGE = Loss(
+    "sshg",
+    value=lambda f, y, xp: 0.5 * _hinge_at(1.0, xp.abs(f), xp) ** 2,
+    derivative=lambda f, y, xp: -xp.sign(f) * _hinge_at(1.0, xp.abs(f), xp),
+    max_abs_derivative=1.0,
+)
+RAMP_S = -0.3  # the ramp's second hinge H_s, s < 1 (Collobert et al. 2006 use s = -0.3)
+RAMP = Loss(
+    "ramp",
+    value=lambda f, y, xp: _hinge_at(1.0, xp.abs(f), xp) - _hinge_at(RAMP_S, xp.abs(f), xp),
+    # H_1'(|f|) - H_s'(|f|), times d|f|/df; H_s' = -1 below s, 0 above (always 0 for s < 0)
+    derivative=lambda f, y, xp: -xp.sign(f) * xp.astype((xp.abs(f) < 1.0) & (xp.abs(f) >= RAMP_S), f.dtype),
+    max_abs_derivative=1.0,
+)
+DIFFERENTIABLE_APPROXIMATION = Loss(
+    "da",
+    value=lambda f, y, xp: xp.exp(-5.0 * f * f),
+    derivative=lambda f, y, xp: -10.0 * f * xp.exp(-5.0 * f * f),
+    max_abs_derivative=2.72,  # max of 10 |f| exp(-5 f^2), at |f| = 1/sqrt(10)
+)
+
+UNLABELED_LOSSES = {
+    loss.name: loss
+    for loss in (SYMMETRIC_HINGE, SQUARED_SYMMETRIC_HINGE, RAMP, DIFFERENTIABLE_APPROXIMATION)
+}

@@ -1,0 +1,77 @@
+"""TSGS3VM: the engine with a labeled and an unlabeled source."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+
+from algorithms import tsgs3vm
+from algorithms._losses import UNLABELED_LOSSES
+from conftest import make_backend
+
+
+@pytest.fixture(scope="module")
+def semi():
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    rng = np.random.default_rng(0)
+    labeled = rng.random(len(y)) < 0.1
+    return X, y, np.where(labeled, y, -1)
+
+
+@pytest.mark.parametrize("loss", ["shg", "sshg", "ramp", "da"])
+def test_learns_from_ten_percent_labels(semi, loss):
+    X, y, y_semi = semi
+    model = tsgs3vm.fit(X, y_semi, unlabeled_loss=loss, C_star=0.5, random_state=0)
+    assert model.algorithm == "tsgs3vm" and model.params["n_labeled"] == int((y_semi != -1).sum())
+    assert (tsgs3vm.predict(model, X) == y).mean() > 0.9
+
+
+def test_x_unlabeled_form_equals_the_marked_rows_form(semi):
+    X, y, y_semi = semi
+    lab = y_semi != -1
+    a = tsgs3vm.fit(X, y_semi, random_state=0, n_iter=5)
+    b = tsgs3vm.fit(X[lab], y[lab], X_unlabeled=X[~lab], random_state=0, n_iter=5)
+    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-10)
+
+
+def test_balance_keeps_the_unlabeled_mean_at_the_labeled_balance(semi):
+    X, y, y_semi = semi
+    target = np.mean(np.where(y_semi[y_semi != -1] == 1, 1.0, -1.0))
+    model = tsgs3vm.fit(X, y_semi, C_star=2.0, random_state=0)
+    f = tsgs3vm.decision_function(model, X[y_semi == -1])
+    assert abs(f.mean() - target) < 0.15
+
+
+def test_default_c_star_and_one_pass(semi):
+    X, y, y_semi = semi
+    model = tsgs3vm.fit(X, y_semi, batch_size=64, random_state=0)
+    n_l, n_u = model.params["n_labeled"], model.params["n_unlabeled"]
+    assert model.params["C_star"] == pytest.approx(n_l / n_u)
+    assert model.params["n_iter"] == int(np.ceil(n_u / 64))
+
+
+def test_matches_across_backends(semi, backend):
+    X, y, y_semi = semi
+    small = {"n_iter": 3, "batch_size": 16, "block_size": 8, "random_state": 2, "gamma": 0.05}
+    ref = tsgs3vm.fit(X, y_semi, **small)
+    got = tsgs3vm.fit(backend.asarray(X), backend.asarray(y_semi), backend=backend, **small)
+    np.testing.assert_allclose(np.asarray(backend.to_numpy(got.coef)), ref.coef, rtol=1e-6, atol=1e-8)
+
+
+def test_unlabeled_losses_derivatives_match_finite_differences():
+    xp = make_backend("cpu").xp
+    f = np.array([-1.7, -0.6, -0.2, 0.05, 0.4, 0.9, 1.3])
+    for loss in UNLABELED_LOSSES.values():
+        h = 1e-6
+        numeric = (loss.value(f + h, None, xp) - loss.value(f - h, None, xp)) / (2 * h)
+        np.testing.assert_allclose(loss.derivative(f, None, xp), numeric, atol=1e-5, err_msg=loss.name)
+
+
+def test_errors(semi):
+    X, y, y_semi = semi
+    with pytest.raises(ValueError, match="exactly 2 classes"):
+        tsgs3vm.fit(X, np.where(y_semi == -1, -1, np.arange(len(y)) % 3))
+    with pytest.raises(ValueError, match="no unlabeled rows"):
+        tsgs3vm.fit(X, y)
+    with pytest.raises(ValueError, match="`unlabeled_loss` must be one of"):
+        tsgs3vm.fit(X, y_semi, unlabeled_loss="hinge")
