@@ -145,6 +145,26 @@ class RFFModel(_ModelIO):
     backend: str = "cpu"
     dtype: str = "float64"
 
+    @classmethod
+    def from_engine(cls, result, settings, bk, X, *, algorithm, task, classes, params):
+        """The model an engine run (``_engine.run``) on training rows ``X`` leaves."""
+        return cls(
+            algorithm=algorithm,
+            coef=result.coef,
+            intercept=result.intercept,
+            seed=settings.seed,
+            block_size=settings.block_size,
+            n_blocks=result.n_blocks,
+            kernel=settings.kernel,
+            gamma=settings.gamma,
+            n_features_in=X.shape[1],
+            task=task,
+            classes=classes,
+            params={**params, "n_iter_done": result.n_iter_done},
+            backend=bk.name,
+            dtype="float32" if X.dtype == bk.xp.float32 else "float64",
+        )
+
     def raw_decision(self, X, bk):
         """``f(X)`` of shape (n, n_outputs) on backend ``bk``; X validated by the caller."""
         from ._engine import evaluate_blocks

@@ -142,7 +142,6 @@ def fit(
     """
     bk = resolve_backend(backend, X, y)
     X = check_X(X, bk, dtype)
-    xp = bk.xp
     check_choice("loss", loss, LOSSES)
     check_choice("variant", variant, _engine.VARIANTS)
     check_choice("kernel", kernel, KERNELS)
@@ -199,23 +198,9 @@ def fit(
         "loss": loss, "variant": variant, "lam": lam, "n_iter": n_iter, "batch_size": batch_size,
         "step": step, "schedule": schedule, "precondition": precondition, "average": bool(average),
         "udsg_pattern": list(udsg_pattern), "fit_intercept": bool(fit_intercept),
-        "n_iter_done": result.n_iter_done,
     }
-    return RFFModel(
-        algorithm=variant,
-        coef=result.coef,
-        intercept=result.intercept,
-        seed=seed,
-        block_size=block_size,
-        n_blocks=result.n_blocks,
-        kernel=kernel,
-        gamma=gamma,
-        n_features_in=X.shape[1],
-        task=task,
-        classes=classes,
-        params=params,
-        backend=bk.name,
-        dtype="float32" if X.dtype == xp.float32 else "float64",
+    return RFFModel.from_engine(
+        result, settings, bk, X, algorithm=variant, task=task, classes=classes, params=params
     )
 
 

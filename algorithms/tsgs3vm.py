@@ -186,23 +186,9 @@ def fit(
         "C": C, "C_star": C_star, "unlabeled_loss": unlabeled_loss, "n_iter": n_iter,
         "batch_size": batch_size, "step": step, "precondition": precondition, "balance": bool(balance),
         "n_labeled": n_l, "n_unlabeled": n_u, "lam": 1.0 / C, "loss": "hinge",
-        "n_iter_done": result.n_iter_done,
     }
-    return RFFModel(
-        algorithm="tsgs3vm",
-        coef=result.coef,
-        intercept=result.intercept,
-        seed=seed,
-        block_size=block_size,
-        n_blocks=result.n_blocks,
-        kernel=kernel,
-        gamma=gamma,
-        n_features_in=X.shape[1],
-        task="binary",
-        classes=classes,
-        params=params,
-        backend=bk.name,
-        dtype="float32" if X.dtype == xp.float32 else "float64",
+    return RFFModel.from_engine(
+        result, settings, bk, X, algorithm="tsgs3vm", task="binary", classes=classes, params=params
     )
 
 
