@@ -12,12 +12,16 @@ from algorithms.datasets import load_or_digits
 
 from .common import BACKENDS, backend_or_skip, synchronize
 
-# Per dataset: the kernel width all methods share and the DSG settings.
-SETTINGS = {
-    "ijcnn1": {"gamma": 1.0, "svc_C": 10.0, "sgd_alpha": 1e-5},
-    "a9a": {"gamma": 0.05, "svc_C": 1.0, "sgd_alpha": 1e-5},
-}
-N_ITER = {"dsg": 200, "udsg": 300, "cdsg": 200}
+from algorithms._bench import DATASETS
+
+# Per dataset: the kernel width every method shares, SVC's C and our settings, the
+# same as `python -m algorithms bench` uses (one place: algorithms/_bench.py).
+SETTINGS = {name: {**s, "sgd_alpha": 1e-5} for name, s in DATASETS.items()}
+
+
+def _n_iter(used, variant):
+    base = SETTINGS.get(used, {"n_iter": 60})["n_iter"]
+    return base * 3 // 2 if variant == "udsg" else base
 
 
 def _data(name):
@@ -42,9 +46,9 @@ class DSG:
         used, X, y, Xt, yt = data[dataset]
         self.X, self.y = bk.asarray(X), bk.asarray(y)
         self.Xt, self.yt = bk.asarray(Xt), yt
-        gamma = SETTINGS.get(used, {"gamma": "median"})["gamma"]
-        self.kwargs = {"variant": variant, "gamma": gamma, "n_iter": N_ITER[variant], "random_state": 0,
-                       "backend": bk}
+        settings = SETTINGS.get(used, {"gamma": "median", "dsg": {}})
+        self.kwargs = {"variant": variant, "gamma": settings["gamma"], "n_iter": _n_iter(used, variant),
+                       "random_state": 0, "backend": bk, **settings["dsg"]}
         dsg.fit(self.X[:2000], self.y[:2000], **{**self.kwargs, "n_iter": 2})  # load compiled kernels
         self.model = dsg.fit(self.X, self.y, **self.kwargs)
 
