@@ -66,7 +66,7 @@ def rff_predict(X, omega, phase, coef, *, form="cos", backend="auto", check_fini
     -------
     array of shape (n_samples,) or (n_samples, n_targets)
     """
-    bk, (X, omega, phase, coef) = _prepare(backend, form, check_finite, X, omega, phase, coef)
+    bk, (X, omega, phase, coef) = _prepare(backend, form, check_finite, X, omega, phase, coef, "coef")
     n_out = _n_out(omega, form)
     if coef.ndim not in (1, 2) or coef.shape[0] != n_out:
         msg = (
@@ -92,7 +92,7 @@ def rff_weighted_sum(X, omega, phase, g, *, form="cos", backend="auto", check_fi
     array of shape (n_out,) or (n_targets, n_out)
         ``n_out`` is ``n_features`` for ``"cos"``, ``2 * n_features`` for ``"cossin"``.
     """
-    bk, (X, omega, phase, g) = _prepare(backend, form, check_finite, X, omega, phase, g)
+    bk, (X, omega, phase, g) = _prepare(backend, form, check_finite, X, omega, phase, g, "g")
     if g.ndim not in (1, 2) or g.shape[-1] != X.shape[0]:
         msg = (
             f"`g` must have shape ({X.shape[0]},) or (n_targets, {X.shape[0]}) to match "
@@ -106,7 +106,7 @@ def _n_out(omega, form):
     return omega.shape[0] * (1 if form == "cos" else 2)
 
 
-def _prepare(backend, form, check_finite, X, omega, phase, extra=None):
+def _prepare(backend, form, check_finite, X, omega, phase, extra=None, extra_name=None):
     """Resolve the backend, move the arrays there and validate them."""
     if form not in FORMS:
         msg = f"`form` must be one of {FORMS}, got {form!r}"
@@ -116,7 +116,7 @@ def _prepare(backend, form, check_finite, X, omega, phase, extra=None):
     arrays = tuple(bk.asarray(a) for a in arrays)
     X, omega, phase = arrays[:3]
     xp = bk.xp
-    names = ("X", "omega", "phase", "coef or g")
+    names = ("X", "omega", "phase", extra_name)
     for name, a, ndim in zip(names, arrays, (2, 2, 1, None)):
         if ndim is not None and a.ndim != ndim:
             msg = f"`{name}` must be {ndim}-D, got ndim={a.ndim} (shape {tuple(a.shape)})"

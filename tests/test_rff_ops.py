@@ -108,7 +108,7 @@ class TestBadInput:
             ops.rff_predict(X, self.omega, self.phase, np.ones(4))
 
     def test_inf_in_coef(self):
-        with pytest.raises(ValueError, match="`coef or g` contains NaN"):
+        with pytest.raises(ValueError, match="`coef` contains NaN"):
             ops.rff_predict(self.X, self.omega, self.phase, np.full(4, np.inf))
 
     def test_check_finite_off_skips_the_scan(self):
