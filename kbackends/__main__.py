@@ -33,6 +33,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m kbackends", description=__doc__)
     parser.add_argument("--data", help="data folder (default: ../shared/data or $KBACKENDS_DATA)")
     parser.add_argument("--features", type=int, default=4096, help="random features m")
+    parser.add_argument("--no-throughput", action="store_true",
+                        help="skip the rff_predict throughput table (n=100000, d=28, m=4096, float32)")
     args = parser.parse_args(argv)
 
     from algorithms.datasets import load_or_digits
@@ -63,6 +65,29 @@ def main(argv=None):
         t_plain = _timed(bk, lambda: xp.cos(Xb @ omega.T + phase) @ coef)
         err = np.abs(approx - exact).max()
         print(f"{name:<10}{err:>17.4f}{t_ours:>15.3f}{t_plain:>12.3f}{t_plain / t_ours:>9.1f}x")
+    if not args.no_throughput:
+        throughput()
+
+
+def throughput(n=100_000, d=28, m=4096):
+    """rff_predict throughput on every available backend, float32, in (sample, feature)
+    pairs per second, and its ratio to the cpu backend measured in the same run."""
+    rng = np.random.default_rng(0)
+    X = rng.random((n, d), dtype=np.float32)
+    coef = (rng.standard_normal(m) / m).astype(np.float32)
+    print(f"\nrff_predict throughput, n={n}, d={d}, m={m}, float32 (best of 3)")
+    print(f"{'backend':<10}{'seconds':>10}{'pairs/s':>12}{'vs cpu':>9}")
+    cpu_s = None
+    for name in kbackends.available_backends():
+        if name == "cudasim":
+            continue
+        bk = kbackends.resolve(name)
+        omega, phase = omega_block(0, 0, m, d, gamma=1.0, dtype="float32", backend=bk)
+        Xb, cb = bk.asarray(X), bk.asarray(coef)
+        seconds = _timed(bk, lambda: ops.rff_predict(Xb, omega, phase, cb, check_finite=False))
+        cpu_s = seconds if name == "cpu" else cpu_s
+        ratio = f"{cpu_s / seconds:.1f}x" if cpu_s else "-"
+        print(f"{name:<10}{seconds:>10.4f}{n * m / seconds:>12.3g}{ratio:>9}")
 
 
 if __name__ == "__main__":
