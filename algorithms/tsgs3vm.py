@@ -35,6 +35,7 @@ import math
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
 from kbackends._xp_utils import to_numpy
 from kbackends.random import KERNELS
@@ -52,7 +53,7 @@ from ._validation import (
     resolve_backend,
     seed_from,
 )
-from .dsg import decision_function, predict
+from .dsg import _is_numpy_like, _sklearn_validate, decision_function, predict
 
 __all__ = ["fit", "decision_function", "predict", "TSGS3VMClassifier"]
 
@@ -86,8 +87,11 @@ def fit(
     X : array of shape (n_samples, n_features)
         Labeled rows, plus the unlabeled ones when ``X_unlabeled`` is None.
     y : array of shape (n_samples,)
-        Two class labels; when ``X_unlabeled`` is None, rows whose label equals
+        Class labels; when ``X_unlabeled`` is None, rows whose label equals
         ``unlabeled_label`` are the unlabeled data (scikit-learn's convention).
+        More than two classes: one S3VM per class (one-vs-rest) on shared
+        random features, each balanced to its class's labeled ratio. With no
+        unlabeled rows (or ``C_star=0``) the fit is the supervised kernel SVM.
     X_unlabeled : array of shape (n_unlabeled, n_features), optional
         Unlabeled rows given separately; then every row of X is labeled and
         ``unlabeled_label`` is not used (so labels may be -1 / +1).
@@ -141,31 +145,37 @@ def fit(
             msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X` has {X.shape[1]}"
             raise ValueError(msg)
     classes = np.unique(y_l)
-    if classes.size != 2:
+    if classes.size < 2:
         msg = (
-            f"TSGS3VM needs labeled rows of exactly 2 classes, got {classes.size} "
-            f"({classes[:5].tolist()}); unlabeled rows carry `unlabeled_label`={unlabeled_label!r}"
+            f"the labeled rows have only one class ({classes.tolist()}); at least 2 classes are needed "
+            f"(unlabeled rows carry `unlabeled_label`={unlabeled_label!r})"
         )
         raise ValueError(msg)
-    if X_u.shape[0] == 0:
-        msg = "no unlabeled rows: pass `X_unlabeled` or mark rows of `y` with `unlabeled_label`"
-        raise ValueError(msg)
     n_l, n_u = X_l.shape[0], X_u.shape[0]
-    C_star = C * n_l / n_u if C_star is None else check_nonneg_float("C_star", C_star)
-    n_iter = math.ceil(n_u / batch_size) if n_iter is None else check_positive_int("n_iter", n_iter)
+    if C_star is None:
+        C_star = C * n_l / n_u if n_u else 0.0
+    C_star = check_nonneg_float("C_star", C_star)
+    n_iter = math.ceil(max(n_u, n_l) / batch_size) if n_iter is None else check_positive_int("n_iter", n_iter)
 
     seed = seed_from(random_state)
     gamma = check_gamma(gamma, xp.concat((X_l, X_u), axis=0), bk, seed)
-    y_pm = bk.asarray(np.where(y_l == classes[1], 1.0, -1.0).reshape(-1, 1))
-    y_pm = xp.astype(y_pm, X.dtype)
-    balance_target = float(np.mean(np.where(y_l == classes[1], 1.0, -1.0)))
+    # Two classes: one output, y = +-1. More: one column per class (one-vs-rest), each
+    # column its own S3VM on shared random features, balanced to its own class ratio.
+    if classes.size == 2:
+        targets = np.where(y_l == classes[1], 1.0, -1.0).reshape(-1, 1)
+    else:
+        targets = np.where(y_l[:, None] == classes[None, :], 1.0, -1.0)
+    task = "binary" if classes.size == 2 else "ovr"
+    y_pm = xp.astype(bk.asarray(targets), X.dtype)
+    balance_target = bk.asarray(targets.mean(axis=0).astype(np.float64))
+    balance_target = xp.astype(balance_target, X.dtype)
 
     # Objective (1) divided by C: lam = 1/C, labeled weight 1, unlabeled C_star / C.
-    sources = [
-        _engine.Source(X=X_l, y=y_pm, loss=HINGE, weight=1.0, batch_size=batch_size),
-        _engine.Source(X=X_u, y=None, loss=UNLABELED_LOSSES[unlabeled_loss], weight=C_star / C,
-                       batch_size=batch_size),
-    ]
+    sources = [_engine.Source(X=X_l, y=y_pm, loss=HINGE, weight=1.0, batch_size=batch_size)]
+    use_unlabeled = n_u > 0 and C_star > 0
+    if use_unlabeled:
+        sources.append(_engine.Source(X=X_u, y=None, loss=UNLABELED_LOSSES[unlabeled_loss],
+                                      weight=C_star / C, batch_size=batch_size))
     settings = _engine.EngineSettings(
         n_iter=n_iter,
         block_size=block_size,
@@ -176,8 +186,8 @@ def fit(
         step=step,
         schedule="auto",
         ridge=precondition,
-        n_outputs=1,
-        balance=(1, balance_target) if balance else None,
+        n_outputs=targets.shape[1],
+        balance=(1, balance_target) if balance and use_unlabeled else None,
         callback=callback,
         sampling_seed=seed ^ 0x5DEECE66D,
     )
@@ -188,7 +198,7 @@ def fit(
         "n_labeled": n_l, "n_unlabeled": n_u, "lam": 1.0 / C, "loss": "hinge",
     }
     return RFFModel.from_engine(
-        result, settings, bk, X, algorithm="tsgs3vm", task="binary", classes=classes, params=params
+        result, settings, bk, X, algorithm="tsgs3vm", task=task, classes=classes, params=params
     )
 
 
@@ -219,13 +229,25 @@ class TSGS3VMClassifier(ClassifierMixin, BaseEstimator):
         self.dtype = dtype
 
     def fit(self, X, y):
+        """Fit on (X, y) with unlabeled rows marked ``y == -1``; CuPy in, model on the GPU."""
+        from sklearn.utils.multiclass import check_classification_targets
+
+        if y is None:
+            msg = f"{type(self).__name__} requires y to be passed, but the target y is None"
+            raise ValueError(msg)
+        X, y = _sklearn_validate(self, X, y, reset=True)
+        if _is_numpy_like(y):
+            check_classification_targets(y)
         self.model_ = fit(X, y, **self.get_params())
         self.classes_ = np.asarray(self.model_.classes)
-        self.n_features_in_ = self.model_.n_features_in
         return self
 
     def decision_function(self, X):
-        return decision_function(self.model_, X)
+        """Decision values: (n_samples,) for two classes, else (n_samples, n_classes)."""
+        check_is_fitted(self, "model_")
+        return decision_function(self.model_, _sklearn_validate(self, X, None, reset=False))
 
     def predict(self, X):
-        return predict(self.model_, X)
+        """Predicted labels; CuPy in, CuPy out."""
+        check_is_fitted(self, "model_")
+        return predict(self.model_, _sklearn_validate(self, X, None, reset=False))

@@ -2,13 +2,28 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from algorithms import DSGClassifier, DSGRegressor
+from algorithms import DSGClassifier, DSGRegressor, TSGS3VMClassifier
 
 # Small, fast settings: the checks fit dozens of times on tiny data.
 FAST = {"n_iter": 20, "batch_size": 256, "block_size": 64, "random_state": 0}
 
 
-@parametrize_with_checks([DSGClassifier(**FAST), DSGRegressor(**FAST)])
+# The one check the semi-supervised convention forbids: it fits labels {-1, 1},
+# and -1 means "unlabeled" (as for scikit-learn's SelfTrainingClassifier).
+SEMI_SUPERVISED_EXPECTED_FAILURES = {
+    "check_classifiers_classes": "labels -1 mark unlabeled rows (scikit-learn's semi-supervised convention)",
+}
+
+
+def _expected_failures(estimator):
+    return SEMI_SUPERVISED_EXPECTED_FAILURES if isinstance(estimator, TSGS3VMClassifier) else {}
+
+
+@parametrize_with_checks(
+    [DSGClassifier(**FAST), DSGRegressor(**FAST),
+     TSGS3VMClassifier(n_iter=20, batch_size=64, block_size=32, random_state=0)],
+    expected_failed_checks=_expected_failures,
+)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 

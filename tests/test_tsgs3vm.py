@@ -67,11 +67,28 @@ def test_unlabeled_losses_derivatives_match_finite_differences():
         np.testing.assert_allclose(loss.derivative(f, None, xp), numeric, atol=1e-5, err_msg=loss.name)
 
 
+def test_without_unlabeled_rows_it_is_the_supervised_svm(semi):
+    X, y, _ = semi
+    model = tsgs3vm.fit(X, y, n_iter=20, random_state=0)
+    assert model.params["C_star"] == 0.0 and model.params["n_unlabeled"] == 0
+    assert (tsgs3vm.predict(model, X) == y).mean() > 0.95
+
+
+def test_multiclass_is_one_vs_rest_with_shared_features():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    rng = np.random.default_rng(0)
+    y_semi = np.where(rng.random(len(y)) < 0.2, y, -1)
+    model = tsgs3vm.fit(X, y_semi, gamma=0.02, C_star=0.2, n_iter=40, random_state=0)
+    assert model.task == "ovr" and model.coef.shape[1] == 10
+    assert (tsgs3vm.predict(model, X) == y).mean() > 0.9
+
+
 def test_errors(semi):
     X, y, y_semi = semi
-    with pytest.raises(ValueError, match="exactly 2 classes"):
-        tsgs3vm.fit(X, np.where(y_semi == -1, -1, np.arange(len(y)) % 3))
-    with pytest.raises(ValueError, match="no unlabeled rows"):
-        tsgs3vm.fit(X, y)
+    with pytest.raises(ValueError, match="only one class"):
+        tsgs3vm.fit(X, np.where(y_semi == -1, -1, 1))
     with pytest.raises(ValueError, match="`unlabeled_loss` must be one of"):
         tsgs3vm.fit(X, y_semi, unlabeled_loss="hinge")
