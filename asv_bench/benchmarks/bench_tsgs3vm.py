@@ -1,0 +1,98 @@
+"""TSGS3VM next to scikit-learn's semi-supervised peers on the same split.
+
+HIGGS sample (../shared/data/higgs.csv): 200 labeled rows drawn at random, 2,000
+held-out test rows, the rest unlabeled (the paper's protocol at a size the peers
+can run). Peers: SelfTrainingClassifier over SVC(probability=True) and
+LabelSpreading with the knn kernel, both on the same rows.
+"""
+
+import numpy as np
+
+from algorithms import tsgs3vm
+from algorithms.datasets import load
+
+from .common import BACKENDS, backend_or_skip, synchronize
+
+
+def _split(seed=0):
+    X, y, Xt, yt = load("higgs")
+    X = np.vstack([X, Xt])
+    y = np.concatenate([y, yt])
+    X = (X - X.mean(0)) / X.std(0)
+    perm = np.random.default_rng(seed).permutation(len(y))
+    lab, test, unl = perm[:200], perm[200:2200], perm[2200:]
+    return X[lab], y[lab], X[unl], X[test], y[test]
+
+
+class TSGS3VM:
+    params = (BACKENDS,)
+    param_names = ["backend"]
+    timeout = 600
+
+    def setup_cache(self):
+        return _split()
+
+    def setup(self, data, backend):
+        self.bk = bk = backend_or_skip(backend)
+        X_l, y_l, X_u, X_t, self.y_t = data
+        self.X_l, self.y_l, self.X_u, self.X_t = (bk.asarray(a.astype(np.float32)) for a in (X_l, y_l, X_u, X_t))
+        self.kwargs = {"random_state": 0, "backend": bk}
+        self.model = tsgs3vm.fit(self.X_l, self.y_l, self.X_u, **self.kwargs)
+
+    def time_fit(self, data, backend):
+        tsgs3vm.fit(self.X_l, self.y_l, self.X_u, **self.kwargs)
+        synchronize(self.bk)
+
+    def time_predict(self, data, backend):
+        tsgs3vm.predict(self.model, self.X_t)
+        synchronize(self.bk)
+
+    def peakmem_fit(self, data, backend):
+        tsgs3vm.fit(self.X_l, self.y_l, self.X_u, **self.kwargs)
+
+    def track_test_accuracy(self, data, backend):
+        return float(np.mean(self.bk.to_numpy(tsgs3vm.predict(self.model, self.X_t)) == self.y_t))
+
+    track_test_accuracy.unit = "fraction"
+
+
+def _make_peer(peer):
+    from sklearn.semi_supervised import LabelSpreading, SelfTrainingClassifier
+    from sklearn.svm import SVC
+
+    if peer == "SelfTraining(SVC)":
+        return SelfTrainingClassifier(SVC(gamma="scale", probability=True, random_state=0))
+    return LabelSpreading(kernel="knn", n_neighbors=7)
+
+
+class SemiSupervisedPeers:
+    params = (["SelfTraining(SVC)", "LabelSpreading(knn)"],)
+    param_names = ["peer"]
+    timeout = 900
+    number = 1
+    repeat = (1, 2, 120.0)
+
+    def setup_cache(self):
+        X_l, y_l, X_u, X_t, y_t = _split()
+        X = np.vstack([X_l, X_u])
+        y = np.concatenate([y_l, np.full(len(X_u), -1)])
+        models = {peer: _make_peer(peer).fit(X, y) for peer in self.params[0]}
+        return X, y, X_t, y_t, models
+
+    def setup(self, data, peer):
+        self.X, self.y, self.X_t, self.y_t, models = data
+        self.model = models[peer]
+
+    def time_fit(self, data, peer):
+        _make_peer(peer).fit(self.X, self.y)
+
+    def time_predict(self, data, peer):
+        self.model.predict(self.X_t)
+
+    def peakmem_fit(self, data, peer):
+        _make_peer(peer).fit(self.X, self.y)
+
+    def track_test_accuracy(self, data, peer):
+        return float(np.mean(self.model.predict(self.X_t) == self.y_t))
+
+    track_test_accuracy.unit = "fraction"
