@@ -74,6 +74,8 @@ class SemiSupervisedPeers:
 
     def setup_cache(self):
         X_l, y_l, X_u, X_t, y_t = _split()
+        # The loader's labels are -1/+1 and -1 marks "unlabeled" for these peers: use 0/1.
+        y_l, y_t = (y_l == 1).astype(int), (y_t == 1).astype(int)
         X = np.vstack([X_l, X_u])
         y = np.concatenate([y_l, np.full(len(X_u), -1)])
         models = {peer: _make_peer(peer).fit(X, y) for peer in self.params[0]}
