@@ -93,6 +93,9 @@ class EngineSettings:
     # (source index, target): before each step, shift the intercept so the mean of
     # f over that source's batch is the target (the S3VM class-balance constraint).
     balance: tuple | None = None
+    # Feature budget: at most this many blocks; once reached, each iteration updates
+    # an old block drawn uniformly (UDSG's step) so an iteration's cost stops growing.
+    max_blocks: int | None = None
     callback: Callable | None = None
     sampling_seed: int = 0
 
@@ -252,7 +255,8 @@ def _run(sources, bk, settings, dtype):
         return evaluate_blocks(bk, Xb, stored[: n_blocks * F, :], seed=s.seed, block_size=F,
                                n_blocks=n_blocks, n_dims=n_dims, kernel=s.kernel, gamma=s.gamma)
 
-    max_blocks = s.n_iter  # an upper bound: every iteration adds at most one block
+    # An upper bound: every iteration adds at most one block, and never past the budget.
+    max_blocks = s.n_iter if s.max_blocks is None else min(s.n_iter, s.max_blocks)
     stored = xp.zeros((0, k_out), dtype=dtype)  # grown by doubling
     n_blocks = 0
     scale = 1.0
@@ -307,6 +311,8 @@ def _run(sources, bk, settings, dtype):
         if n_blocks and s.variant == "udsg":
             if (t - 1) % (s.udsg_new + s.udsg_old) >= s.udsg_new:
                 target = int(rng.integers(0, n_blocks))
+        if n_blocks >= max_blocks:
+            target = int(rng.integers(0, n_blocks))
         g_mean = None
         if s.variant == "cdsg":
             g_mean = float(sum(xp.mean(g) for _, _, g, _, _ in batches))

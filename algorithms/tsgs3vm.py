@@ -74,6 +74,7 @@ def fit(
     step=1.0,
     precondition=0.1,
     balance=True,
+    feature_budget=None,
     unlabeled_label=-1,
     random_state=None,
     backend="auto",
@@ -111,6 +112,12 @@ def fit(
         Rows drawn from each of the labeled and the unlabeled data per iteration.
     balance : bool, default True
         Keep the mean prediction on unlabeled batches at the labeled class balance.
+    feature_budget : int, "sqrt" or None, default None
+        At most this many random features (rounded up to whole blocks); once
+        reached, each iteration updates an old block drawn at random, so the
+        cost of an iteration stops growing and a pass is linear in its length.
+        "sqrt" is sqrt(n_unlabeled), the paper's setting. None: a new block
+        every iteration (cost quadratic in the number of iterations).
 
     Returns
     -------
@@ -157,6 +164,12 @@ def fit(
     C_star = check_nonneg_float("C_star", C_star)
     n_iter = math.ceil(max(n_u, n_l) / batch_size) if n_iter is None else check_positive_int("n_iter", n_iter)
 
+    if feature_budget == "sqrt":
+        feature_budget = max(1, math.ceil(math.sqrt(max(n_u, 1))))
+    if feature_budget is not None:
+        feature_budget = check_positive_int("feature_budget", feature_budget)
+    max_blocks = None if feature_budget is None else math.ceil(feature_budget / block_size)
+
     seed = seed_from(random_state)
     gamma = check_gamma(gamma, xp.concat((X_l, X_u), axis=0), bk, seed)
     # Two classes: one output, y = +-1. More: one column per class (one-vs-rest), each
@@ -188,6 +201,7 @@ def fit(
         ridge=precondition,
         n_outputs=targets.shape[1],
         balance=(1, balance_target) if balance and use_unlabeled else None,
+        max_blocks=max_blocks,
         callback=callback,
         sampling_seed=seed ^ 0x5DEECE66D,
     )
@@ -196,6 +210,7 @@ def fit(
         "C": C, "C_star": C_star, "unlabeled_loss": unlabeled_loss, "n_iter": n_iter,
         "batch_size": batch_size, "step": step, "precondition": precondition, "balance": bool(balance),
         "n_labeled": n_l, "n_unlabeled": n_u, "lam": 1.0 / C, "loss": "hinge",
+        "feature_budget": feature_budget,
     }
     return RFFModel.from_engine(
         result, settings, bk, X, algorithm="tsgs3vm", task=task, classes=classes, params=params
@@ -212,7 +227,7 @@ class TSGS3VMClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, C=1.0, C_star=None, unlabeled_loss="shg", kernel="rbf", gamma="median",
                  n_iter=None, batch_size=256, block_size=256, step=1.0, precondition=0.1, balance=True,
-                 random_state=None, backend="auto", dtype=None):
+                 feature_budget=None, random_state=None, backend="auto", dtype=None):
         self.C = C
         self.C_star = C_star
         self.unlabeled_loss = unlabeled_loss
@@ -224,6 +239,7 @@ class TSGS3VMClassifier(ClassifierMixin, BaseEstimator):
         self.step = step
         self.precondition = precondition
         self.balance = balance
+        self.feature_budget = feature_budget
         self.random_state = random_state
         self.backend = backend
         self.dtype = dtype

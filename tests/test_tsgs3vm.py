@@ -92,3 +92,12 @@ def test_errors(semi):
         tsgs3vm.fit(X, np.where(y_semi == -1, -1, 1))
     with pytest.raises(ValueError, match="`unlabeled_loss` must be one of"):
         tsgs3vm.fit(X, y_semi, unlabeled_loss="hinge")
+
+
+def test_feature_budget_caps_the_blocks(semi):
+    X, y, y_semi = semi
+    model = tsgs3vm.fit(X, y_semi, batch_size=32, block_size=16, feature_budget=40, random_state=0)
+    assert model.params["n_iter"] > 3 and model.n_blocks == 3  # ceil(40 / 16)
+    assert (tsgs3vm.predict(model, X) == y).mean() > 0.9
+    sqrt_model = tsgs3vm.fit(X, y_semi, block_size=8, feature_budget="sqrt", random_state=0)
+    assert sqrt_model.params["feature_budget"] == int(np.ceil(np.sqrt(sqrt_model.params["n_unlabeled"])))
