@@ -3,7 +3,9 @@
 The files live in the ``shared/data`` folder beside the repository (see its
 README for provenance) or in the folder named by ``$KBACKENDS_DATA``; when a
 file is missing, :func:`load` raises FileNotFoundError naming where it looked,
-and :func:`load_or_digits` falls back to scikit-learn's bundled digits.
+and :func:`load_or_digits` falls back to scikit-learn's bundled digits. Parsed arrays are cached as .npz in
+``$KBACKENDS_CACHE`` (default ``~/.cache/kbackends``), keyed by the files' sizes and
+modification times.
 """
 
 from __future__ import annotations
@@ -105,6 +107,43 @@ DATASETS = {
 }
 
 
+def _cache_dir() -> Path:
+    return Path(os.environ.get("KBACKENDS_CACHE", Path.home() / ".cache" / "kbackends"))
+
+
+def _cached(name, folder, loader):
+    """Parsed arrays kept as .npz in the cache folder, keyed by the data files' sizes
+    and times (parsing ijcnn1's bz2 LIBSVM files takes ~7 s, reading the cache ~0.1 s).
+    Any problem with the cache falls back to parsing."""
+    stamp = "-".join(
+        f"{p.stat().st_size}-{int(p.stat().st_mtime)}"
+        for p in sorted(folder.iterdir())
+        if p.is_file() and p.name.split(".")[0].lower() in _FILE_STEMS.get(name, ())
+    )
+    path = _cache_dir() / f"{name}-{stamp}.npz"
+    try:
+        with np.load(path) as data:
+            return data["X"], data["y"], data["Xt"], data["yt"]
+    except (OSError, KeyError, ValueError):
+        pass
+    X, y, Xt, yt = loader(folder)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, X=X, y=np.asarray(y), Xt=Xt, yt=np.asarray(yt))
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only home: parse every time
+    return X, y, Xt, yt
+
+
+# Which files (by stem) each dataset reads: their sizes and times key the cache.
+_FILE_STEMS = {
+    "ijcnn1": ("ijcnn1",), "a9a": ("a9a",), "w8a": ("w8a",), "phishing": ("phishing",),
+    "skin": ("skin_nonskin",), "higgs": ("higgs",), "magic04": ("magic04",), "usps8": ("usps",),
+}
+
+
 def load(name, data_dir_path=None):
     """Load a dataset as ``(X_train, y_train, X_test, y_test)``, float64, labels +-1.
 
@@ -129,7 +168,7 @@ def load(name, data_dir_path=None):
     if not folder.is_dir():
         msg = f"data folder {str(folder)!r} does not exist (set $KBACKENDS_DATA or pass a folder)"
         raise FileNotFoundError(msg)
-    X, y, Xt, yt = DATASETS[name][0](folder)
+    X, y, Xt, yt = _cached(name, folder, DATASETS[name][0])
     return X, np.asarray(y, dtype=np.int64), Xt, np.asarray(yt, dtype=np.int64)
 
 
