@@ -13,7 +13,7 @@ from __future__ import annotations
 from ._backend import resolve
 from ._registry import get_kernel
 
-__all__ = ["rff_features", "rff_predict", "rff_weighted_sum"]
+__all__ = ["rff_features", "rff_predict", "rff_weighted_sum", "water_level"]
 
 FORMS = ("cos", "cossin")
 
@@ -100,6 +100,83 @@ def rff_weighted_sum(X, omega, phase, g, *, form="cos", backend="auto", check_fi
         )
         raise ValueError(msg)
     return get_kernel("rff_weighted_sum", bk)(X, omega, phase, g, xp=bk.xp, form=form)
+
+
+def water_level(c, volume, *, segments=None, backend="auto", check_finite=True):
+    """Water level gamma with ``sum_i max(0, gamma - c_i) = volume`` (the SBP's find_gamma).
+
+    Pour ``volume`` of water over columns of heights ``c``: gamma is the surface.
+    With ``segments`` the array is split into contiguous segments, each with its
+    own volume, and all levels come from one call (one-vs-rest classes at once).
+
+    Parameters
+    ----------
+    c : array of shape (n,)
+        Heights, float32 or float64.
+    volume : float >= 0, or array of shape (n_segments,)
+        Water per segment. Volume 0 gives the segment's minimum.
+    segments : array of shape (n_segments + 1,) of int, optional
+        Offsets: segment s is ``c[segments[s]:segments[s+1]]``; non-decreasing,
+        from 0 to n, no empty segment. None: one segment, all of ``c``.
+    backend, check_finite
+        As in :func:`rff_features`.
+
+    Returns
+    -------
+    array of shape () without segments, (n_segments,) with them
+
+    Notes
+    -----
+    cpu: expected O(n) selection per segment (Cotter et al. 2012, Appendix B),
+    segments in parallel; cuda: one launch for all segments; xp: sort-based
+    reference.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kbackends.ops import water_level
+    >>> float(water_level(np.array([0.0, 1.0, 3.0]), 2.0))   # 1.5 - 0 + 1.5 - 1 = 2
+    1.5
+    """
+    bk = resolve(backend, c, volume if hasattr(volume, "shape") else None, segments)
+    xp = bk.xp
+    c = bk.asarray(c)
+    if c.ndim != 1:
+        msg = f"`c` must be 1-D, got ndim={c.ndim}"
+        raise ValueError(msg)
+    if c.dtype not in (xp.float32, xp.float64):
+        msg = f"`c` must have a float32 or float64 dtype, got {c.dtype}"
+        raise TypeError(msg)
+    n = c.shape[0]
+    if segments is None:
+        offsets = bk.asarray([0, n])
+    else:
+        offsets = bk.asarray(segments)
+        if offsets.ndim != 1 or offsets.shape[0] < 1 or not xp.isdtype(offsets.dtype, "integral"):
+            msg = f"`segments` must be a 1-D integer array of offsets, got shape {tuple(offsets.shape)}, dtype {offsets.dtype}"
+            raise ValueError(msg)
+    k = offsets.shape[0] - 1
+    volume = bk.asarray(volume)
+    volume = xp.astype(volume, xp.float64) if volume.ndim else xp.full((k,), float(volume), dtype=xp.float64)
+    if volume.shape != (k,):
+        msg = f"`volume` must be a scalar or have one entry per segment ({k}), got shape {tuple(volume.shape)}"
+        raise ValueError(msg)
+    if k:
+        gaps = offsets[1:] - offsets[:-1]
+        if int(offsets[0]) != 0 or int(offsets[-1]) != n or not bool(xp.all(gaps > 0)):
+            msg = f"`segments` must rise strictly from 0 to len(c)={n} (no empty segment)"
+            raise ValueError(msg)
+    elif n:
+        msg = "`segments` has no segment but `c` is not empty"
+        raise ValueError(msg)
+    if not bool(xp.all(volume >= 0)):
+        msg = "`volume` must be >= 0"
+        raise ValueError(msg)
+    if check_finite and not (bool(xp.all(xp.isfinite(c))) and bool(xp.all(xp.isfinite(volume)))):
+        msg = "`c` or `volume` contains NaN or infinite values"
+        raise ValueError(msg)
+    levels = get_kernel("water_level", bk)(c, volume, offsets, xp=xp)
+    return levels[0] if segments is None else levels
 
 
 def _n_out(omega, form):

@@ -1,0 +1,19 @@
+"""Numba water level: segments in parallel, each by expected-linear selection."""
+
+import numpy as np
+from numba import njit, prange
+
+from ._core import segment_level
+
+
+@njit(parallel=True, cache=True)
+def _levels(c, volume, offsets, out):
+    for s in prange(offsets.shape[0] - 1):
+        scratch = c[offsets[s] : offsets[s + 1]].copy()
+        out[s] = segment_level(scratch, volume[s], s + 1)
+
+
+def water_level(c, volume, offsets, *, xp):
+    out = np.empty(offsets.shape[0] - 1, dtype=c.dtype)
+    _levels(c, volume.astype(np.float64), offsets.astype(np.int64), out)
+    return out

@@ -1,0 +1,97 @@
+"""water_level: every implementation against a sort-based oracle written here,
+on random, tied, constant and adversarial heights, volumes 0, tiny and huge."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import host
+from kbackends.ops import water_level
+
+
+def oracle(c, v):
+    """Float64 level by the definition: sorted prefix sums, first k that fits."""
+    c = np.sort(np.asarray(c, dtype=np.float64))
+    if v <= 0:
+        return c[0]
+    for k in range(1, len(c) + 1):
+        level = (v + c[:k].sum()) / k
+        if k == len(c) or level <= c[k]:
+            return level
+    raise AssertionError("unreachable")
+
+
+def _check(backend, dtype_name, c, volumes, offsets):
+    c = np.asarray(c, dtype=dtype_name)
+    got = host(water_level(backend.asarray(c), backend.asarray(np.asarray(volumes, dtype=np.float64)),
+                           segments=backend.asarray(np.asarray(offsets, dtype=np.int64))))
+    expected = [oracle(c[offsets[s]:offsets[s + 1]], volumes[s]) for s in range(len(offsets) - 1)]
+    scale = 1 + np.abs(c).max() + max(volumes)
+    tol = (1e-5 if dtype_name == "float32" else 1e-12) * scale
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), expected, rtol=0, atol=tol)
+    # the defining equation, on the returned levels
+    for s, level in enumerate(np.asarray(got, dtype=np.float64)):
+        seg = c[offsets[s]:offsets[s + 1]].astype(np.float64)
+        np.testing.assert_allclose(np.maximum(level - seg, 0).sum(), volumes[s], rtol=1e-4, atol=tol * len(seg))
+
+
+CASES = {
+    "random": lambda rng, n: rng.standard_normal(n),
+    "ties": lambda rng, n: rng.integers(0, 4, n).astype(float),
+    "constant": lambda rng, n: np.full(n, 2.5),
+    "sorted": lambda rng, n: np.arange(n, dtype=float),
+    "reversed": lambda rng, n: np.arange(n, dtype=float)[::-1].copy(),
+    "one outlier": lambda rng, n: np.r_[np.zeros(n - 1), 1e6],
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("volume", [0.0, 1e-9, 1.0, 1e9])
+def test_matches_the_oracle(backend, dtype_name, case, volume):
+    rng = np.random.default_rng(0)
+    sizes = [1, 2, 7, 64]
+    c = np.concatenate([CASES[case](rng, n) for n in sizes])
+    offsets = np.r_[0, np.cumsum(sizes)]
+    volumes = [volume * (s + 1) for s in range(len(sizes))]
+    _check(backend, dtype_name, c, volumes, offsets)
+
+
+def test_single_segment_returns_a_scalar():
+    assert float(water_level(np.array([0.0, 1.0, 3.0]), 2.0)) == 1.5
+    assert water_level(np.array([0.0, 1.0, 3.0]), 2.0).shape == ()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    parts=st.lists(
+        st.lists(st.floats(-1e3, 1e3, allow_nan=False, width=64), min_size=1, max_size=40), min_size=1, max_size=5
+    ),
+    volume=st.one_of(st.just(0.0), st.floats(1e-12, 1e6)),
+)
+def test_property_cpu_and_reference(parts, volume):
+    from conftest import make_backend
+
+    c = np.concatenate([np.asarray(p) for p in parts])
+    offsets = np.r_[0, np.cumsum([len(p) for p in parts])]
+    volumes = [volume] * len(parts)
+    for name in ("cpu", "array_api_strict"):
+        _check(make_backend(name), "float64", c, volumes, offsets)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"c": np.ones((2, 2))}, ValueError, "`c` must be 1-D"),
+        ({"c": np.ones(3, dtype=np.int64)}, TypeError, "`c` must have a float32 or float64 dtype"),
+        ({"volume": -1.0}, ValueError, "`volume` must be >= 0"),
+        ({"c": np.array([1.0, np.nan])}, ValueError, "contains NaN"),
+        ({"segments": np.array([0, 2, 1, 3])}, ValueError, "must rise strictly"),
+        ({"segments": np.array([0, 3]), "volume": np.ones(2)}, ValueError, "one entry per segment"),
+    ],
+)
+def test_bad_input(kwargs, error, match):
+    args = {"c": np.array([0.0, 1.0, 2.0]), "volume": 1.0}
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        water_level(**args)
