@@ -276,8 +276,15 @@ def build_parser():
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    from kbackends import BackendUnavailableError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (BackendUnavailableError, FileNotFoundError, ValueError, TypeError) as exc:
+        # A user's mistake (bad file, option or backend): one clear line, not a traceback.
+        parser.exit(2, f"{parser.prog} {args.command}: error: {exc}\n")
 
 
 if __name__ == "__main__":
