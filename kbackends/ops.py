@@ -13,7 +13,7 @@ from __future__ import annotations
 from ._backend import resolve
 from ._registry import get_kernel
 
-__all__ = ["rff_features", "rff_predict", "rff_weighted_sum", "water_level"]
+__all__ = ["rff_features", "rff_predict", "rff_weighted_sum", "water_level", "water_level_biased"]
 
 FORMS = ("cos", "cossin")
 
@@ -177,6 +177,62 @@ def water_level(c, volume, *, segments=None, backend="auto", check_finite=True):
         raise ValueError(msg)
     levels = get_kernel("water_level", bk)(c, volume, offsets, xp=xp)
     return levels[0] if segments is None else levels
+
+
+def water_level_biased(c, y, volume, *, backend="auto", check_finite=True):
+    """Water level and unregularised bias of the two-basin problem (SBP, Section 3.6).
+
+    Finds gamma and b with ``sum_i max(0, gamma - (c_i + y_i b)) = volume`` and the
+    same number of positive and negative examples under water, which is the b
+    that makes gamma largest (Cotter et al. 2012, Appendix B).
+
+    Parameters
+    ----------
+    c : array of shape (n,)
+        Responses, float32 or float64.
+    y : array of shape (n,)
+        Labels +1 / -1 (both present).
+    volume : float >= 0
+    backend, check_finite
+        As in :func:`rff_features`.
+
+    Returns
+    -------
+    gamma, b : 0-d arrays
+        ``b`` is the middle of the interval of optimal biases (ties make it an interval).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kbackends.ops import water_level_biased
+    >>> g, b = water_level_biased(np.array([0.0, 2.0, 1.0, 3.0]), np.array([1, 1, -1, -1]), 2.0)
+    >>> float(g), float(b)
+    (1.5, 0.5)
+    """
+    bk = resolve(backend, c, y)
+    xp = bk.xp
+    c, y = bk.asarray(c), bk.asarray(y)
+    if c.ndim != 1 or y.shape != c.shape:
+        msg = f"`c` and `y` must be 1-D of the same length, got shapes {tuple(c.shape)} and {tuple(y.shape)}"
+        raise ValueError(msg)
+    if c.dtype not in (xp.float32, xp.float64):
+        msg = f"`c` must have a float32 or float64 dtype, got {c.dtype}"
+        raise TypeError(msg)
+    if not bool(xp.all((y == 1) | (y == -1))):
+        msg = "`y` must hold only +1 and -1"
+        raise ValueError(msg)
+    if not (bool(xp.any(y == 1)) and bool(xp.any(y == -1))):
+        msg = "`y` must contain both classes: the two basins need one example each at least"
+        raise ValueError(msg)
+    volume = float(volume)
+    if not volume >= 0:
+        msg = f"`volume` must be >= 0, got {volume}"
+        raise ValueError(msg)
+    if check_finite and not (bool(xp.all(xp.isfinite(c))) and volume < float("inf")):
+        msg = "`c` or `volume` contains NaN or infinite values"
+        raise ValueError(msg)
+    gamma, b = get_kernel("water_level_biased", bk)(c, y, volume, xp=xp)
+    return xp.asarray(gamma, dtype=c.dtype), xp.asarray(b, dtype=c.dtype)
 
 
 def _n_out(omega, form):

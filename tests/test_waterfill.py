@@ -95,3 +95,40 @@ def test_bad_input(kwargs, error, match):
     args.update(kwargs)
     with pytest.raises(error, match=match):
         water_level(**args)
+
+
+# --- the two-basin problem (unregularised bias) --------------------------------------------
+
+
+def _level_at(c, y, b, v):
+    return oracle(c + y * b, v)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("volume", [0.0, 1e-9, 1.0, 50.0])
+def test_biased_level_is_the_best_over_b_and_consistent(backend, case, volume):
+    from kbackends.ops import water_level_biased
+
+    rng = np.random.default_rng(1)
+    c = CASES[case](rng, 23)
+    y = np.where(rng.random(23) < 0.4, 1, -1)
+    y[:2] = [1, -1]
+    gamma, b = (float(v) for v in map(host, water_level_biased(backend.asarray(c), backend.asarray(y), volume)))
+    scale = 1 + np.abs(c).max() + volume
+    # (gamma, b) solve the defining equation at that b ...
+    assert _level_at(c, y, b, volume) == pytest.approx(gamma, abs=1e-9 * scale)
+    # ... and no other bias raises the level (the paper's optimality of b).
+    span = np.abs(c).max() + volume + 1
+    grid = np.linspace(-span, span, 2001)
+    assert max(_level_at(c, y, g, volume) for g in grid) <= gamma + 1e-9 * scale
+
+
+def test_biased_bad_input():
+    from kbackends.ops import water_level_biased
+
+    with pytest.raises(ValueError, match="both classes"):
+        water_level_biased(np.array([1.0, 2.0]), np.array([1, 1]), 1.0)
+    with pytest.raises(ValueError, match="only \\+1 and -1"):
+        water_level_biased(np.array([1.0, 2.0]), np.array([1, 0]), 1.0)
+    with pytest.raises(ValueError, match="same length"):
+        water_level_biased(np.array([1.0, 2.0]), np.array([1, -1, 1]), 1.0)
