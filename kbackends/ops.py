@@ -13,7 +13,7 @@ from __future__ import annotations
 from ._backend import resolve
 from ._registry import get_kernel
 
-__all__ = ["rff_features", "rff_predict", "rff_weighted_sum", "water_level", "water_level_biased"]
+__all__ = ["rff_features", "rff_predict", "rff_weighted_sum", "water_level", "water_level_biased", "kernel_response_update"]
 
 FORMS = ("cos", "cossin")
 
@@ -233,6 +233,72 @@ def water_level_biased(c, y, volume, *, backend="auto", check_finite=True):
         raise ValueError(msg)
     gamma, b = get_kernel("water_level_biased", bk)(c, y, volume, xp=xp)
     return xp.asarray(gamma, dtype=c.dtype), xp.asarray(b, dtype=c.dtype)
+
+
+RESPONSE_KERNELS = ("rbf", "linear")
+
+
+def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, backend="auto", check_finite=True):
+    """Responses after changing the coefficients of rows ``idx``: the SBP's update.
+
+    ``c + y * (K(X, X[idx]) @ (coef * y[idx]))``, fused: no n x |idx| kernel matrix is
+    kept (cpu and cuda compute each kernel value where it is used).
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+    idx : int array of shape (m,)
+        Rows whose coefficients changed.
+    coef : array of shape (m,)
+        Their coefficient changes (alpha).
+    y : array of shape (n,)
+        Labels +1 / -1.
+    c : array of shape (n,)
+        Responses before the update; not modified.
+    kernel : {"rbf", "linear"}, default "rbf"
+        ``exp(-gamma ||x - x'||^2)`` or ``x . x'``.
+    gamma : float > 0
+    backend, check_finite
+        As in :func:`rff_features`.
+
+    Returns
+    -------
+    array of shape (n,)
+        The updated responses.
+    """
+    if kernel not in RESPONSE_KERNELS:
+        msg = f"`kernel` must be one of {RESPONSE_KERNELS}, got {kernel!r}"
+        raise ValueError(msg)
+    if not float(gamma) > 0:
+        msg = f"`gamma` must be positive, got {gamma!r}"
+        raise ValueError(msg)
+    bk = resolve(backend, X, idx, coef, y, c)
+    xp = bk.xp
+    X, idx, coef, y, c = (bk.asarray(a) for a in (X, idx, coef, y, c))
+    if X.ndim != 2:
+        msg = f"`X` must be 2-D, got ndim={X.ndim}"
+        raise ValueError(msg)
+    n = X.shape[0]
+    if X.dtype not in (xp.float32, xp.float64):
+        msg = f"`X` must have a float32 or float64 dtype, got {X.dtype}"
+        raise TypeError(msg)
+    for name, a, length in (("y", y, n), ("c", c, n), ("coef", coef, idx.shape[0] if idx.ndim == 1 else -1)):
+        if a.ndim != 1 or a.shape[0] != length:
+            msg = f"`{name}` must be 1-D of length {length}, got shape {tuple(a.shape)}"
+            raise ValueError(msg)
+    if idx.ndim != 1 or not xp.isdtype(idx.dtype, "integral"):
+        msg = f"`idx` must be a 1-D integer array, got shape {tuple(idx.shape)}, dtype {idx.dtype}"
+        raise ValueError(msg)
+    if idx.shape[0] and not (bool(xp.all(idx >= 0)) and bool(xp.all(idx < n))):
+        msg = f"`idx` must index rows of `X` (0 <= idx < {n})"
+        raise ValueError(msg)
+    if check_finite and not all(bool(xp.all(xp.isfinite(a))) for a in (X, coef, c)):
+        msg = "`X`, `coef` or `c` contains NaN or infinite values"
+        raise ValueError(msg)
+    c = xp.astype(c, X.dtype)
+    y = xp.astype(y, X.dtype)
+    w = xp.astype(coef, X.dtype) * xp.take(y, idx)
+    return get_kernel("kernel_response_update", bk)(X, idx, w, y, c, xp=xp, kernel=kernel, gamma=float(gamma))
 
 
 def _n_out(omega, form):
