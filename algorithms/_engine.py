@@ -71,6 +71,17 @@ class Source:
 
 
 @dataclass
+class _Batch:
+    """One source's mini-batch in one iteration."""
+
+    source: Source
+    X: object  # (batch, n_dims) rows
+    y: object  # their targets, or None
+    f: object  # f on them, (batch, n_outputs)
+    g: object = None  # weighted loss derivatives at f
+
+
+@dataclass
 class EngineSettings:
     """Hyper-parameters of one engine run (already validated)."""
 
@@ -164,7 +175,6 @@ class _Averager:
     def __init__(self, xp, coef_shape, dtype):
         self.xp = xp
         self.correction = xp.zeros(coef_shape, dtype=dtype)
-        self.intercept_correction = None
         self.scale_sum = 0.0
         self.count = 0
 
@@ -296,15 +306,15 @@ def _run(sources, bk, settings, dtype):
             else:
                 f = xp.zeros((src.batch_size, k_out), dtype=dtype) + intercept
             yb = None if src.y is None else xp.take(src.y, idx, axis=0)
-            batches.append([idx, Xb, None, f, yb])
+            batches.append(_Batch(source=src, X=Xb, y=yb, f=f))
         if s.balance is not None:
             source, target = s.balance
-            shift = target - xp.mean(batches[source][3], axis=0)
+            shift = target - xp.mean(batches[source].f, axis=0)
             intercept = intercept + shift
             for batch in batches:
-                batch[3] = batch[3] + shift
-        for batch, src in zip(batches, sources):
-            batch[2] = src.loss.derivative(batch[3], batch[4], xp) * src.weight
+                batch.f = batch.f + shift
+        for batch in batches:
+            batch.g = batch.source.loss.derivative(batch.f, batch.y, xp) * batch.source.weight
 
         # 3: which block.
         target = n_blocks  # a new block unless the variant says otherwise
@@ -315,7 +325,7 @@ def _run(sources, bk, settings, dtype):
             target = int(rng.integers(0, n_blocks))
         g_mean = None
         if s.variant == "cdsg":
-            g_mean = float(sum(xp.mean(g) for _, _, g, _, _ in batches))
+            g_mean = float(sum(xp.mean(batch.g) for batch in batches))
             bound = max(src.loss.max_abs_derivative * src.weight for src in sources)
             k_old, eta_old = _cdsg_step(beta[:n_blocks] * scale, g_mean, eta, bound, sources[0].batch_size)
             if k_old is not None:
@@ -326,7 +336,7 @@ def _run(sources, bk, settings, dtype):
 
         # 4: the step on that block (and the intercept).
         omega, phase = block(target)
-        delta, delta_b = _block_step(batches, sources, omega, phase, bk, s, eta, F)
+        delta, delta_b = _block_step(batches, omega, phase, bk, s, eta, F)
 
         # 5: shrink old blocks (scale), then add the step in stored units.
         scale *= 1.0 - eta * s.lam
@@ -348,7 +358,7 @@ def _run(sources, bk, settings, dtype):
         if s.fit_intercept:
             intercept = intercept + delta_b
 
-        for (idx, Xb, g, f, yb), src, i in zip(batches, sources, range(len(sources))):
+        for i, src in enumerate(sources):
             if caches[i] is not None:
                 update = ops.rff_predict(src.X, omega, phase, delta, backend=bk, check_finite=False)
                 caches[i] = caches[i] * (1.0 - eta * s.lam) + update
@@ -372,7 +382,7 @@ def _run(sources, bk, settings, dtype):
                 "step": eta,
                 "block": target,
                 "batch_loss": float(
-                    sum(xp.mean(src.loss.value(f, yb, xp)) * src.weight for (_, _, _, f, yb), src in zip(batches, sources))
+                    sum(xp.mean(b.source.loss.value(b.f, b.y, xp)) * b.source.weight for b in batches)
                 ),
             }
             history.append(info)
@@ -396,7 +406,7 @@ def _grow(xp, a, new_rows: int, cap: int):
     return out
 
 
-def _block_step(batches, sources, omega, phase, bk, s: EngineSettings, eta: float, F: int):
+def _block_step(batches, omega, phase, bk, s: EngineSettings, eta: float, F: int):
     """Coefficient change of one block (F, n_outputs) and of the intercept (n_outputs,).
 
     Plain step (``ridge`` None): the doubly stochastic gradient with the paper's
@@ -408,10 +418,11 @@ def _block_step(batches, sources, omega, phase, bk, s: EngineSettings, eta: floa
     xp = bk.xp
     if s.ridge is None:
         grad = grad_b = None
-        for idx, Xb, g, f, yb in batches:
-            part = ops.rff_weighted_sum(Xb, omega, phase, g.T, backend=bk, check_finite=False).T
-            grad = part / Xb.shape[0] if grad is None else grad + part / Xb.shape[0]
-            gb = xp.mean(g, axis=0)
+        for batch in batches:
+            B = batch.X.shape[0]
+            part = ops.rff_weighted_sum(batch.X, omega, phase, batch.g.T, backend=bk, check_finite=False).T
+            grad = part / B if grad is None else grad + part / B
+            gb = xp.mean(batch.g, axis=0)
             grad_b = gb if grad_b is None else grad_b + gb
         return -eta * (2.0 / F) * grad, -eta * grad_b
 
@@ -419,15 +430,15 @@ def _block_step(batches, sources, omega, phase, bk, s: EngineSettings, eta: floa
     n_cols = F + (1 if s.fit_intercept else 0)
     cov = None
     rhs = None
-    for (idx, Xb, g, f, yb), src in zip(batches, sources):
-        phi = ops.rff_features(Xb, omega, phase, backend=bk, check_finite=False)
+    for batch in batches:
+        B = batch.X.shape[0]
+        phi = ops.rff_features(batch.X, omega, phase, backend=bk, check_finite=False)
         if s.fit_intercept:
-            phi = xp.concat((phi, xp.ones((Xb.shape[0], 1), dtype=phi.dtype, device=_device(phi))), axis=1)
+            phi = xp.concat((phi, xp.ones((B, 1), dtype=phi.dtype, device=_device(phi))), axis=1)
         # The B x F products in the compute dtype (float32 halves the time; the
         # ridge dominates the rounding), the small F x F solve in float64.
-        B = Xb.shape[0]
-        c = xp.astype(phi.T @ phi, f64) * (src.weight / B)  # each source's Gauss-Newton curvature
-        r = xp.astype(phi.T @ xp.astype(g, phi.dtype), f64) / B
+        c = xp.astype(phi.T @ phi, f64) * (batch.source.weight / B)  # each source's Gauss-Newton curvature
+        r = xp.astype(phi.T @ xp.astype(batch.g, phi.dtype), f64) / B
         cov = c if cov is None else cov + c
         rhs = r if rhs is None else rhs + r
     dev = _device(cov)
@@ -436,8 +447,8 @@ def _block_step(batches, sources, omega, phase, bk, s: EngineSettings, eta: floa
     if s.fit_intercept:
         penalty = xp.where(xp.arange(n_cols, device=dev) == F, 0.0, penalty)  # intercept unpenalised
     step = xp.linalg.solve(cov + xp.eye(n_cols, dtype=f64, device=dev) * penalty, rhs)
-    eta = eta / max(src.loss.curvature for src in sources)
-    dtype = batches[0][1].dtype
+    eta = eta / max(batch.source.loss.curvature for batch in batches)
+    dtype = batches[0].X.dtype
     delta = xp.astype(-eta * step[:F, :], dtype)
     if s.fit_intercept:
         return delta, xp.astype(-eta * step[F, :], dtype)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from sklearn.base import RegressorMixin
 
-from kbackends import resolve
 from kbackends._xp_utils import float_dtype, to_numpy
 from kbackends.random import default_float_dtype
 
@@ -177,5 +177,21 @@ def check_choice(name, value, choices):
     return value
 
 
-def resolve_backend(backend, *arrays):
-    return resolve(backend, *arrays)
+def is_numpy_like(X):
+    """NumPy arrays and things NumPy would convert (lists, pandas): not array-API arrays."""
+    return not hasattr(X, "__array_namespace__") or isinstance(X, np.ndarray)
+
+
+def sklearn_validate(est, X, y, *, reset):
+    """scikit-learn's own validation for NumPy-like inputs (its messages and
+    conventions), ours for array-API arrays (they stay on their device)."""
+    if is_numpy_like(X) and (y is None or is_numpy_like(y)):
+        from sklearn.utils.validation import validate_data
+
+        if y is None:
+            return validate_data(est, X, reset=reset, dtype=[np.float64, np.float32])
+        y_numeric = isinstance(est, RegressorMixin)
+        return validate_data(est, X, y, reset=reset, dtype=[np.float64, np.float32], y_numeric=y_numeric)
+    if not reset:
+        check_n_features(X, est.n_features_in_)
+    return X if y is None else (X, y)

@@ -33,6 +33,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 
+from kbackends import resolve
 from kbackends.random import KERNELS
 
 from . import _engine
@@ -47,7 +48,8 @@ from ._validation import (
     check_X,
     check_y_length,
     encode_classes,
-    resolve_backend,
+    is_numpy_like,
+    sklearn_validate,
     seed_from,
 )
 
@@ -140,7 +142,7 @@ def fit(
     -------
     RFFModel
     """
-    bk = resolve_backend(backend, X, y)
+    bk = resolve(backend, X, y)
     X = check_X(X, bk, dtype)
     check_choice("loss", loss, LOSSES)
     check_choice("variant", variant, _engine.VARIANTS)
@@ -235,7 +237,7 @@ def _targets(y, X, bk, loss):
 def decision_function(model, X, *, backend="auto"):
     """Decision values of ``X``: shape (n_samples,) for binary and regression,
     (n_samples, n_classes) for more classes; on ``X``'s backend."""
-    bk = resolve_backend(backend, X)
+    bk = resolve(backend, X)
     X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None)
     check_n_features(X, model.n_features_in)
     f = model.raw_decision(X, bk)
@@ -244,7 +246,7 @@ def decision_function(model, X, *, backend="auto"):
 
 def predict(model, X, *, backend="auto"):
     """Predicted labels (classification) or values (regression) for ``X``."""
-    bk = resolve_backend(backend, X)
+    bk = resolve(backend, X)
     f = decision_function(model, X, backend=bk)
     xp = bk.xp
     if model.task == "regression":
@@ -261,7 +263,7 @@ def objective(model, X, y, *, backend="auto"):
     ``sqrt(2/M) cos(...)`` (M = n_blocks * block_size), i.e. the RKHS norm of the
     finite expansion the model is.
     """
-    bk = resolve_backend(backend, X, y)
+    bk = resolve(backend, X, y)
     X = check_X(X, bk, None)
     xp = bk.xp
     loss = model.params["loss"]
@@ -341,7 +343,7 @@ class _DSGEstimator(BaseEstimator):
         if y is None:
             msg = f"{type(self).__name__} requires y to be passed, but the target y is None"
             raise ValueError(msg)
-        X, y = _sklearn_validate(self, X, y, reset=True)
+        X, y = sklearn_validate(self, X, y, reset=True)
         self.model_ = fit(X, y, **self._fit_params())
         self.n_features_in_ = self.model_.n_features_in
         return self
@@ -350,7 +352,7 @@ class _DSGEstimator(BaseEstimator):
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "model_")
-        X = _sklearn_validate(self, X, None, reset=False)
+        X = sklearn_validate(self, X, None, reset=False)
         return decision_function(self.model_, X)
 
     def predict(self, X):
@@ -358,27 +360,8 @@ class _DSGEstimator(BaseEstimator):
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "model_")
-        X = _sklearn_validate(self, X, None, reset=False)
+        X = sklearn_validate(self, X, None, reset=False)
         return predict(self.model_, X)
-
-
-def _is_numpy_like(X):
-    return not hasattr(X, "__array_namespace__") or isinstance(X, np.ndarray)
-
-
-def _sklearn_validate(est, X, y, *, reset):
-    """scikit-learn's own validation for NumPy-like inputs (its messages and
-    conventions), ours for array-API arrays (they stay on their device)."""
-    if _is_numpy_like(X) and (y is None or _is_numpy_like(y)):
-        from sklearn.utils.validation import validate_data
-
-        if y is None:
-            return validate_data(est, X, reset=reset, dtype=[np.float64, np.float32])
-        y_numeric = isinstance(est, RegressorMixin)
-        return validate_data(est, X, y, reset=reset, dtype=[np.float64, np.float32], y_numeric=y_numeric)
-    if not reset:
-        check_n_features(X, est.n_features_in_)
-    return X if y is None else (X, y)
 
 
 class DSGClassifier(ClassifierMixin, _DSGEstimator):
@@ -407,7 +390,7 @@ class DSGClassifier(ClassifierMixin, _DSGEstimator):
     def fit(self, X, y):
         from sklearn.utils.multiclass import check_classification_targets
 
-        if _is_numpy_like(y):
+        if is_numpy_like(y):
             check_classification_targets(y)
         super().fit(X, y)
         self.classes_ = np.asarray(self.model_.classes)
@@ -421,8 +404,6 @@ class DSGClassifier(ClassifierMixin, _DSGEstimator):
     def predict_proba(self, X):
         """Class probabilities (``loss="logistic"`` only)."""
         f = self.decision_function(X)
-        from kbackends import resolve
-
         xp = resolve("auto", f).xp
         if f.ndim == 1:
             p = 1.0 / (1.0 + xp.exp(-f))

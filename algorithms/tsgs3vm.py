@@ -37,6 +37,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from kbackends import resolve
 from kbackends._xp_utils import to_numpy
 from kbackends.random import KERNELS
 
@@ -50,10 +51,11 @@ from ._validation import (
     check_positive_int,
     check_X,
     check_y_length,
-    resolve_backend,
+    is_numpy_like,
+    sklearn_validate,
     seed_from,
 )
-from .dsg import _is_numpy_like, _sklearn_validate, decision_function, predict
+from .dsg import decision_function, predict
 
 __all__ = ["fit", "decision_function", "predict", "TSGS3VMClassifier"]
 
@@ -124,7 +126,7 @@ def fit(
     RFFModel
         ``algorithm="tsgs3vm"``; predict with :func:`predict`.
     """
-    bk = resolve_backend(backend, X, y, X_unlabeled)
+    bk = resolve(backend, X, y, X_unlabeled)
     xp = bk.xp
     X = check_X(X, bk, dtype)
     check_choice("unlabeled_loss", unlabeled_loss, tuple(UNLABELED_LOSSES))
@@ -251,8 +253,8 @@ class TSGS3VMClassifier(ClassifierMixin, BaseEstimator):
         if y is None:
             msg = f"{type(self).__name__} requires y to be passed, but the target y is None"
             raise ValueError(msg)
-        X, y = _sklearn_validate(self, X, y, reset=True)
-        if _is_numpy_like(y):
+        X, y = sklearn_validate(self, X, y, reset=True)
+        if is_numpy_like(y):
             check_classification_targets(y)
         self.model_ = fit(X, y, **self.get_params())
         self.classes_ = np.asarray(self.model_.classes)
@@ -261,9 +263,9 @@ class TSGS3VMClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Decision values: (n_samples,) for two classes, else (n_samples, n_classes)."""
         check_is_fitted(self, "model_")
-        return decision_function(self.model_, _sklearn_validate(self, X, None, reset=False))
+        return decision_function(self.model_, sklearn_validate(self, X, None, reset=False))
 
     def predict(self, X):
         """Predicted labels; CuPy in, CuPy out."""
         check_is_fitted(self, "model_")
-        return predict(self.model_, _sklearn_validate(self, X, None, reset=False))
+        return predict(self.model_, sklearn_validate(self, X, None, reset=False))

@@ -1,7 +1,7 @@
 """Small helpers over an array namespace (``xp``).
 
 They exist because a few operations (moving to the host, synchronising a GPU
-stream, telling the device kind) are not part of the array API standard.
+stream, naming a namespace) are not part of the array API standard.
 """
 
 from __future__ import annotations
@@ -14,9 +14,6 @@ def namespace_name(xp) -> str:
     name = getattr(xp, "__name__", type(xp).__name__)
     return name.rsplit(".", 1)[-1] if name.startswith("array_api_compat.") else name
 
-
-def is_numpy_namespace(xp) -> bool:
-    return namespace_name(xp) == "numpy"
 
 
 def is_cupy_namespace(xp) -> bool:
@@ -54,7 +51,3 @@ def float_dtype(xp, dtype):
     msg = f"`dtype` must be float32 or float64, got {dtype!r}"
     raise TypeError(msg)
 
-
-def device_type(xp) -> str:
-    """``"gpu"`` for CuPy, ``"cpu"`` otherwise."""
-    return "gpu" if is_cupy_namespace(xp) else "cpu"
