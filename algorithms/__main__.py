@@ -194,7 +194,8 @@ def cmd_demo(args):
 def cmd_bench(args):
     from algorithms import _bench
 
-    _bench.run(data_dir=args.data, out_dir=args.out, quick=args.quick, backend=args.backend,
+    only = [name.strip() for name in args.only.split(",")] if args.only else None
+    _bench.run(data_dir=args.data, out_dir=args.out, quick=args.quick, backend=args.backend, only=only,
                progress=lambda line: print(line, flush=True))
     return 0
 
@@ -267,7 +268,8 @@ def build_parser():
     demo.set_defaults(func=cmd_demo)
 
     bench = sub.add_parser("bench", help="compare with scikit-learn peers on real data; Markdown table + PNG plots")
-    bench.add_argument("--quick", action="store_true", help="10k-row subsets, no objective curves")
+    bench.add_argument("--quick", action="store_true", help="small subsets, one seed: a few minutes in all")
+    bench.add_argument("--only", help="comma-separated sections (dsg, tsgs3vm, tsgsu, sbp, s3gd); default all")
     bench.add_argument("--backend", default="cpu")
     bench.add_argument("--data", help="data folder (default ../shared/data or $KBACKENDS_DATA)")
     bench.add_argument("--out", default="bench-out", help="folder for results.md and the plots")

@@ -12,7 +12,7 @@ from algorithms.datasets import load_or_digits
 
 from .common import BACKENDS, backend_or_skip, synchronize
 
-from algorithms._bench import DATASETS
+from algorithms._bench.dsg import DATASETS
 
 # Per dataset: the kernel width every method shares, SVC's C and our settings, the
 # same as `python -m algorithms bench` uses (one place: algorithms/_bench.py).

@@ -1,0 +1,139 @@
+"""What every bench section shares: the row of the table, timing and memory."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Row:
+    """One method on one dataset.
+
+    ``accuracy`` is the test accuracy (a mean over seeds when ``accuracy_std``
+    is given); times are seconds on the same machine in the same run.
+    """
+
+    dataset: str
+    method: str
+    accuracy: float
+    fit_s: float
+    predict_s: float
+    peak_mb: float
+    size: str
+    accuracy_std: float | None = None
+
+    @property
+    def total_s(self):
+        return self.fit_s + self.predict_s
+
+
+class PeakMemory:
+    """Peak of the memory traced by ``tracemalloc`` above the level at entry.
+
+    NumPy reports its array buffers to tracemalloc, so this counts the arrays a
+    fit allocates (ours and scikit-learn's); native buffers that bypass it
+    (libsvm's kernel cache, BLAS workspaces, Numba's small scratch vectors) are
+    not counted. It slows allocation-heavy code, so it runs in a second,
+    untimed fit.
+    """
+
+    def __enter__(self):
+        import tracemalloc
+
+        self._started = not tracemalloc.is_tracing()
+        if self._started:
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        self.base = tracemalloc.get_traced_memory()[0]
+        return self
+
+    def __exit__(self, *exc):
+        import tracemalloc
+
+        self.peak = tracemalloc.get_traced_memory()[1]
+        if self._started:
+            tracemalloc.stop()
+
+    @property
+    def added_mb(self):
+        return max(0, self.peak - self.base) / 2**20
+
+
+def measure(fit, predict, yt, memory=True):
+    """Time ``fit()`` and ``predict(model)``; trace a second fit's peak memory.
+
+    Returns ``(model, accuracy, fit_s, predict_s, peak_mb)`` (peak_mb is NaN
+    when ``memory`` is False).
+    """
+    start = time.perf_counter()
+    model = fit()
+    fit_s = time.perf_counter() - start
+    start = time.perf_counter()
+    pred = predict(model)
+    predict_s = time.perf_counter() - start
+    mb = float("nan")
+    if memory:
+        with PeakMemory() as mem:
+            fit()
+        mb = mem.added_mb
+    return model, float(np.mean(np.asarray(pred) == yt)), fit_s, predict_s, mb
+
+
+_measure = measure  # the name the first sections used
+
+
+def subsample(X, y, n, seed):
+    """At most ``n`` rows drawn at random without replacement (order kept), as a tuple."""
+    if len(y) <= n:
+        return X, y
+    keep = np.sort(np.random.default_rng(seed).choice(len(y), n, replace=False))
+    return X[keep], y[keep]
+
+
+def markdown_table(rows, peer):
+    """Rows as a Markdown table; the ratio column is fit + predict time over ``peer``'s
+    on the same dataset (the peer's row must be among ``rows``)."""
+    lines = [
+        f"| dataset | method | accuracy | fit s | predict s | time vs {peer} | peak traced MiB | size |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        ref = next((p for p in rows if p.dataset == r.dataset and p.method == peer), None)
+        ratio = f"{r.total_s / ref.total_s:.2f}x" if ref and ref.total_s > 0 else "-"
+        acc = f"{100 * r.accuracy:.2f}%"
+        if r.accuracy_std is not None:
+            acc += f" ± {100 * r.accuracy_std:.2f}"
+        mb = "-" if np.isnan(r.peak_mb) else f"{r.peak_mb:.0f}"
+        lines.append(
+            f"| {r.dataset} | {r.method} | {acc} | {r.fit_s:.2f} | {r.predict_s:.2f} | {ratio} | {mb} | {r.size} |"
+        )
+    return "\n".join(lines)
+
+
+def accuracy_time_figure(rows, title):
+    """Accuracy against fit + predict time (log scale), one panel per dataset."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    datasets = list(dict.fromkeys(r.dataset for r in rows))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4.5), squeeze=False)
+    for ax, name in zip(axes[0], datasets):
+        for r in (r for r in rows if r.dataset == name):
+            ax.scatter(r.total_s, 100 * r.accuracy, s=50, label=r.method)
+            ax.annotate(r.method, (r.total_s, 100 * r.accuracy), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xlabel("fit + predict time (s, log scale)")
+        ax.set_ylabel("test accuracy (%)")
+        ax.set_title(f"{title}: {name}")
+        ax.legend(fontsize=7, loc="best")
+        ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig
