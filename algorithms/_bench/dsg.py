@@ -21,7 +21,18 @@ DATASETS = {
 }
 
 
-def peers(name, X, y, Xt, yt, settings, progress):
+def gpu_svc_maker(settings, progress):
+    """RAPIDS cuML's SVC, the GPU peer users pick, when it is installed (it is not a
+    dependency of this project); None otherwise."""
+    try:
+        from cuml.svm import SVC as CumlSVC
+    except ImportError:
+        progress("cuML is not installed: no GPU SVC row (pip install cuml-cu12 to add it)")
+        return None
+    return (lambda: CumlSVC(C=settings["svc_C"], gamma=settings["gamma"]), lambda m: f"{len(m.support_)} SV")
+
+
+def peers(name, X, y, Xt, yt, settings, progress, backend="cpu"):
     from sklearn.kernel_approximation import Nystroem, RBFSampler
     from sklearn.linear_model import SGDClassifier
     from sklearn.pipeline import make_pipeline
@@ -44,6 +55,10 @@ def peers(name, X, y, Xt, yt, settings, progress):
             lambda m: "1024 landmarks",
         ),
     }
+    if backend == "cuda":
+        gpu_svc = gpu_svc_maker(settings, progress)
+        if gpu_svc is not None:
+            makers["cuML SVC (GPU)"] = gpu_svc
     rows = []
     for method, (make, size) in makers.items():
         progress(f"{name}: {method} ...")
@@ -156,7 +171,7 @@ def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
             # random rows: the files are not shuffled (ijcnn1's first 10k rows are unrepresentative)
             X, y, Xt, yt = subsample(X, y, 10_000, 0) + subsample(Xt, yt, 10_000, 1)
         progress(f"== {used}: train {X.shape[0]} x {X.shape[1]}, test {Xt.shape[0]}")
-        rows += peers(used, X, y, Xt, yt, settings, progress)
+        rows += peers(used, X, y, Xt, yt, settings, progress, backend)
         rows += ours(used, X, y, Xt, yt, settings, progress, backend, quick)
         if not quick:
             curves += [(used, p) for p in objective_curves(used, X, y, settings, progress)]
