@@ -132,7 +132,7 @@ def fit(
         Lloyd iterations for the anchors.
     kmeans_sample : int or None, default 2000
         Rows (drawn at random) the k-means runs on; None: all. The centers are then
-        snapped to the nearest row of all of X (Eq. 13).
+        snapped to the nearest of these rows (Eq. 13 over that subset of the training set).
     checkpoint : float > 0, default 0.25
         Epochs between checkpoints (callback, ``max_time`` check).
     random_state : int, numpy Generator or None
@@ -145,7 +145,9 @@ def fit(
         binary problem or the first one-vs-rest problem), ``grad_corr`` (Pearson
         correlation between the last segment's semi-stochastic gradient, taken in
         the middle of its last outer loop, and the exact gradient of the smooth part
-        at the same point: the paper's Fig. 6). Returning True stops the fit.
+        at the same point: the paper's Fig. 6), ``setup_time`` (seconds of ``time``
+        spent before the first step: the constant column, and for S3GD the anchors,
+        the graph and the products of Eq. (22)). Returning True stops the fit.
 
     Returns
     -------
@@ -199,11 +201,10 @@ def fit(
     n, d = X.shape
     clock = _Clock()
     clock.start()
-    Xa = xp.concat((X, xp.ones((n, 1), dtype=X.dtype)), axis=1)
     y_host = to_numpy(y_index)
     problems = [1] if classes.size == 2 else list(range(classes.size))
 
-    graph = _anchor_graph(Xa, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng) if method == "s3gd" else None
+    graph = _anchor_graph(X, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng) if method == "s3gd" else None
     run = get_kernel("prox_sgd_run", bk)
     coefs = []
     n_steps_total = max(1, math.ceil(max_epochs * n / batch_size))
@@ -212,28 +213,35 @@ def fit(
     sw_host = _sample_weights(class_weights, classes, y_host)
     sampler = _Sampler(rng, sw_host)
     sw = xp.asarray(bk.asarray(sw_host), dtype=X.dtype)
+    setup_time = 0.0
     for problem, positive in enumerate(problems):
         cls = bk.asarray((y_host == positive).astype(np.int64))
         if graph is not None:
             Z, idx, gw = graph
-            # Eq. (22) split by class: rows of class c scaled by s_i / n accumulated onto anchor
-            # j + c m, so G[c] = (1 / n) sum_{i in c} s_i M_i^T x_i^T.
-            G = ops.anchor_accumulate(idx + cls[:, None] * Z.shape[0], gw, Xa * (sw / n)[:, None], 2 * Z.shape[0],
-                                      backend=bk, check_finite=False)
-            G = xp.reshape(G, (2, Z.shape[0], d + 1))
+            # Eq. (22) split by class: row i of class c with weights s_i gamma_ij / n accumulated
+            # onto anchor j + c m, so G[c] = (1 / n) sum_{i in c} s_i M_i^T [x_i, 1].
+            m = Z.shape[0]
+            shifted = idx + cls[:, None] * m
+            scaled = gw * (sw / n)[:, None]
+            G = ops.anchor_accumulate(shifted, scaled, X, 2 * m, backend=bk, check_finite=False)
+            G_const = ops.anchor_accumulate(shifted, scaled, sw / sw, 2 * m, backend=bk, check_finite=False)
+            G = xp.reshape(xp.concat((G, G_const[:, None]), axis=1), (2, m, d + 1))
         else:
-            Z = xp.zeros((0, d + 1), dtype=X.dtype)
+            Z = xp.zeros((0, d), dtype=X.dtype)
             G = xp.zeros((2, 0, d + 1), dtype=X.dtype)
             idx = xp.zeros((0, 1), dtype=xp.int64)
             gw = xp.zeros((0, 1), dtype=X.dtype)
         w = xp.zeros((d + 1,), dtype=X.dtype)
+        if problem == 0:
+            bk.synchronize()
+            setup_time = clock.elapsed + time.perf_counter() - clock._t
         outer_done = 0
         while outer_done < n_outer_total:
             n_outer = min(outer_per_segment, n_outer_total - outer_done)
             batches = bk.asarray(sampler.draw(n_outer * inner_iter, batch_size))
             record_step = (n_outer - 1) * inner_iter + inner_iter // 2
             w, g_rec, w_rec = run(
-                Xa, cls, w, batches, sw, Z, G, idx, gw, xp=xp, method=method, loss=loss, beta=beta,
+                X, cls, w, batches, sw, Z, G, idx, gw, xp=xp, method=method, loss=loss, beta=beta,
                 eta=step, l1=l1, l2=l2, k_in=inner_iter, n_outer=n_outer, record_step=record_step,
             )
             outer_done += n_outer
@@ -241,13 +249,14 @@ def fit(
             clock.stop()
             stop = False
             if callback is not None and problem == 0:
-                exact = _smooth_gradient(Xa, cls, sw, w_rec, loss, beta, xp)
+                exact = _smooth_gradient(X, cls, sw, w_rec, loss, beta, xp)
                 info = {
                     "epoch": outer_done * inner_iter * batch_size / n,
                     "time": clock.elapsed,
                     "coef": w,
                     "grad_corr": _pearson(to_numpy(g_rec), to_numpy(exact)),
                     "outer_iterations": outer_done,
+                    "setup_time": setup_time,
                 }
                 stop = bool(callback(info))
             if max_time is not None and clock.elapsed >= max_time:
@@ -262,7 +271,7 @@ def fit(
         "loss": loss, "penalty": penalty, "lam": lam, "l1_ratio": l1_ratio, "n_anchors": n_anchors,
         "k_nearest": k_nearest, "step": step, "inner_iter": inner_iter, "batch_size": batch_size,
         "max_epochs": max_epochs, "class_weight": _jsonable_weights(class_weight), "beta": beta,
-        "fit_time": clock.elapsed,
+        "fit_time": clock.elapsed, "setup_time": setup_time,
     }
     return LinearModel(
         algorithm=method,
@@ -348,20 +357,25 @@ def _jsonable_weights(class_weight):
     return class_weight
 
 
-def _anchor_graph(Xa, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng):
-    """Anchors (Algorithm 2, steps 2-5) and the sparse anchor-sample graph (steps 6-13)."""
+def _anchor_graph(X, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng):
+    """Anchors (Algorithm 2, steps 2-5) and the sparse anchor-sample graph (steps 6-13).
+
+    On X without the constant feature: it changes no distance; the anchors' constant
+    feature is implied in the loop."""
     xp = bk.xp
-    n = Xa.shape[0]
+    n = X.shape[0]
     m = min(n_anchors, n)
     k = min(k_nearest, m)
     if kmeans_sample is not None and kmeans_sample < n:
         rows = bk.asarray(np.sort(rng.choice(n, size=max(kmeans_sample, m), replace=False)))
-        sample = xp.take(Xa, rows, axis=0)
+        sample = xp.take(X, rows, axis=0)
     else:
-        sample = Xa
+        sample = X
     centers = ops.kmeans(sample, m, n_iter=kmeans_iter, random_state=rng, backend=bk, check_finite=False)
-    Z = xp.take(Xa, ops.snap_to_samples(centers, Xa, backend=bk, check_finite=False), axis=0)
-    idx, gw = ops.anchor_graph(Xa, Z, k, backend=bk, check_finite=False)
+    # Eq. (13) over the rows k-means saw (all rows when kmeans_sample is None): one O(n m d)
+    # pass fewer than snapping to all of X, and the anchors are still training samples.
+    Z = xp.take(sample, ops.snap_to_samples(centers, sample, backend=bk, check_finite=False), axis=0)
+    idx, gw = ops.anchor_graph(X, Z, k, backend=bk, check_finite=False)
     return Z, idx, gw
 
 
@@ -380,11 +394,11 @@ def _loss_value(u, y, loss, beta, xp):
     return xp.logaddexp(zero, -beta * (y * u - 1.0)) / beta
 
 
-def _smooth_gradient(Xa, cls, sw, w, loss, beta, xp):
-    """Exact gradient of the smooth part (1/n) sum_i c_i psi_i at w."""
-    signs = xp.astype(cls, Xa.dtype) * 2.0 - 1.0
-    a = sw * _loss_derivative(Xa @ w, signs, loss, beta, xp)
-    return (a / Xa.shape[0]) @ Xa
+def _smooth_gradient(X, cls, sw, w, loss, beta, xp):
+    """Exact gradient of the smooth part (1/n) sum_i s_i psi_i at w (w[-1]: the intercept)."""
+    signs = xp.astype(cls, X.dtype) * 2.0 - 1.0
+    a = sw * _loss_derivative(X @ w[:-1] + w[-1], signs, loss, beta, xp) / X.shape[0]
+    return xp.concat((a @ X, xp.sum(a)[None]))
 
 
 def _pearson(a, b):

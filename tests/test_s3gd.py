@@ -14,13 +14,14 @@ from kbackends.ops import anchor_accumulate, anchor_graph
 
 def _problem(n=60, d=5, m=7, k=3, seed=0):
     rng = np.random.default_rng(seed)
-    X = np.hstack([rng.standard_normal((n, d)), np.ones((n, 1))])
+    X = rng.standard_normal((n, d))
     cls = (rng.random(n) < 0.4).astype(np.int64)
     Z = X[rng.choice(n, m, replace=False)]
     idx, gw = anchor_graph(X, Z, k)
     cw = np.where(cls == 1, 1.3, 0.8)
     cw = cw * n / cw.sum()
-    G = anchor_accumulate(idx + cls[:, None] * m, gw, X * (cw / n)[:, None], 2 * m).reshape(2, m, d + 1)
+    Xa = np.hstack([X, np.ones((n, 1))])
+    G = anchor_accumulate(idx + cls[:, None] * m, gw, Xa * (cw / n)[:, None], 2 * m).reshape(2, m, d + 1)
     return X, cls, cw, Z, G, idx, gw
 
 
@@ -30,7 +31,7 @@ def _problem(n=60, d=5, m=7, k=3, seed=0):
 def test_numba_loop_matches_the_xp_reference(method, loss, l1, l2):
     X, cls, cw, Z, G, idx, gw = _problem()
     batches = np.random.default_rng(1).integers(0, X.shape[0], size=(3 * 4, 5))
-    w0 = np.full(X.shape[1], 0.1)
+    w0 = np.full(X.shape[1] + 1, 0.1)
     out = {}
     for impl in ("numba", "xp"):
         bk = resolve("cpu") if impl == "numba" else make_backend("array_api_strict")
@@ -49,12 +50,13 @@ def test_s3gd_with_every_sample_an_anchor_is_svrg():
     n, d = X.shape
     idx = np.arange(n)[:, None]
     gw = np.ones((n, 1))
-    G = anchor_accumulate(idx + cls[:, None] * n, gw, X * (cw / n)[:, None], 2 * n).reshape(2, n, d)
+    Xa = np.hstack([X, np.ones((n, 1))])
+    G = anchor_accumulate(idx + cls[:, None] * n, gw, Xa * (cw / n)[:, None], 2 * n).reshape(2, n, d + 1)
     batches = np.random.default_rng(2).integers(0, n, size=(20, 4))
     run = get_kernel("prox_sgd_run", resolve("cpu"))
     kw = dict(xp=np, loss="logistic", beta=1.0, eta=0.5, l1=0.0, l2=0.01, k_in=5, n_outer=4, record_step=7)
-    a = run(X, cls, np.zeros(d), batches, cw, X, G, idx, gw, method="s3gd", **kw)
-    b = run(X, cls, np.zeros(d), batches, cw, X[:0], G[:, :0], idx[:0], gw[:0], method="svrg", **kw)
+    a = run(X, cls, np.zeros(d + 1), batches, cw, X, G, idx, gw, method="s3gd", **kw)
+    b = run(X, cls, np.zeros(d + 1), batches, cw, X[:0], G[:, :0], idx[:0], gw[:0], method="svrg", **kw)
     for u, v in zip(a, b):
         np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-14)
 

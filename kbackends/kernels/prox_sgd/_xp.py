@@ -1,5 +1,9 @@
 """Reference inner loops (the test oracle of ``_numba``), one array op at a time.
 
+The weights w have d + 1 entries, the last for an implicit constant feature 1
+(the intercept), so X is used as given: no (n, d + 1) copy. ``anchors`` are
+(m, d) (their constant feature implied), ``G`` is (2, m, d + 1).
+
 One call runs ``n_outer`` outer loops of ``k_in`` proximal steps each
 (Algorithm 1 of Wang et al. for S3GD; prox-SVRG, Xiao & Zhang 2014, with the
 last inner iterate as the new snapshot like Algorithm 1; plain prox-SGD):
@@ -36,6 +40,7 @@ def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, 
                  eta, l1, l2, k_in, n_outer, record_step):
     code, lcode = METHODS[method], LOSSES[loss]
     n, d = X.shape
+    d = d + 1  # the implicit constant feature: w[-1] is the intercept
     p = batches.shape[1]
     signs = xp.astype(cls, X.dtype) * 2.0 - 1.0
     sign_c = xp.asarray([-1.0, 1.0], dtype=X.dtype)
@@ -46,25 +51,26 @@ def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, 
     for outer in range(n_outer):
         w_snap = w
         if code == 1:
-            s = anchors @ w_snap
+            s = anchors @ w_snap[:-1] + w_snap[-1]
             D = dpsi(s[None, :], sign_c[:, None], lcode, beta, xp)  # (2, m)
             H = D[0, :] @ G[0, :, :] + D[1, :] @ G[1, :, :]
         elif code == 2:
-            u_ref = X @ w_snap
-            H = (sample_weight * dpsi(u_ref, signs, lcode, beta, xp) / n) @ X
+            u_ref = X @ w_snap[:-1] + w_snap[-1]
+            a = sample_weight * dpsi(u_ref, signs, lcode, beta, xp) / n
+            H = xp.concat((a @ X, xp.sum(a)[None]))
         for inner in range(k_in):
             t = outer * k_in + inner
             rows = batches[t, :]
             Xb = xp.take(X, rows, axis=0)
             yb = xp.take(signs, rows)
-            coef = dpsi(Xb @ w, yb, lcode, beta, xp)
+            coef = dpsi(Xb @ w[:-1] + w[-1], yb, lcode, beta, xp)
             if code == 1:
                 cb = xp.take(cls, rows)
                 Db = xp.take(xp.reshape(D, (-1,)), xp.reshape(cb[:, None] * D.shape[1] + xp.take(nbr_idx, rows, axis=0), (-1,)))
                 coef = coef - xp.sum(xp.take(nbr_w, rows, axis=0) * xp.reshape(Db, (p, -1)), axis=1)
             elif code == 2:
                 coef = coef - dpsi(xp.take(u_ref, rows), yb, lcode, beta, xp)
-            g = (coef / p) @ Xb + H
+            g = xp.concat(((coef / p) @ Xb, xp.sum(coef / p)[None])) + H
             if t == record_step:
                 record_g, record_w = g, w
             v = w - eta * g
