@@ -363,3 +363,34 @@ def _plot_corr(results):
     fig.suptitle("Correlation of the (semi-)stochastic gradient with the exact gradient (paper's Fig. 6)")
     fig.tight_layout()
     return fig
+
+
+def correlation_vs_anchors(name="a9a", anchors=(20, 100, 1000, 5000), steps=(0.1, 1.0), data_dir=None,
+                           progress=print):
+    """Mean gradient correlation of S3GD (3 epochs) against the number of anchors, with
+    SGD's for reference: the supplementary table of docs/s3gd.md."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    from . import s3gd
+    from .datasets import load
+
+    X, y, _, _ = load(name, data_dir)
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    lines = []
+    try:
+        with threadpool_limits(1):
+            for m in tuple(anchors) + (None,):
+                for step in steps:
+                    corr = []
+                    kw = {"method": "sgd"} if m is None else {"n_anchors": m, "kmeans_sample": max(2000, 2 * m)}
+                    model = s3gd.fit(X, y, step=step, max_epochs=3, checkpoint=0.05, random_state=0,
+                                     callback=lambda info: corr.append(info["grad_corr"]), **kw)
+                    label = "SGD" if m is None else f"S3GD m={m}"
+                    lines.append(f"{name} {label:12s} step {step}: mean corr {np.nanmean(corr):.3f}, "
+                                 f"setup {model.params['setup_time']:.2f} s")
+                    progress(lines[-1])
+    finally:
+        numba.set_num_threads(threads)
+    return "\n".join(lines)
