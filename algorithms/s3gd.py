@@ -40,17 +40,16 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from kbackends import get_kernel, resolve
-from kbackends import ops
+from kbackends import get_kernel, ops, resolve
 from kbackends._xp_utils import to_numpy
 
 from ._model import LinearModel
 from ._validation import (
-    check_X,
     check_choice,
     check_n_features,
     check_nonneg_float,
     check_positive_int,
+    check_X,
     check_y_length,
     encode_classes,
     is_numpy_like,
@@ -224,7 +223,7 @@ def fit(
             shifted = idx + cls[:, None] * m
             scaled = gw * (sw / n)[:, None]
             G = ops.anchor_accumulate(shifted, scaled, X, 2 * m, backend=bk, check_finite=False)
-            G_const = ops.anchor_accumulate(shifted, scaled, sw / sw, 2 * m, backend=bk, check_finite=False)
+            G_const = ops.anchor_accumulate(shifted, scaled, xp.ones_like(sw), 2 * m, backend=bk, check_finite=False)
             G = xp.reshape(xp.concat((G, G_const[:, None]), axis=1), (2, m, d + 1))
         else:
             Z = xp.zeros((0, d), dtype=X.dtype)
@@ -234,7 +233,7 @@ def fit(
         w = xp.zeros((d + 1,), dtype=X.dtype)
         if problem == 0:
             bk.synchronize()
-            setup_time = clock.elapsed + time.perf_counter() - clock._t
+            setup_time = clock.read()
         outer_done = 0
         while outer_done < n_outer_total:
             n_outer = min(outer_per_segment, n_outer_total - outer_done)
@@ -294,6 +293,10 @@ class _Clock:
 
     def start(self):
         self._t = time.perf_counter()
+
+    def read(self):
+        """Seconds so far, the running interval included."""
+        return self.elapsed + (time.perf_counter() - self._t if self._t is not None else 0.0)
 
     def stop(self):
         if self._t is not None:
@@ -380,7 +383,8 @@ def _anchor_graph(X, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng):
 
 
 def _loss_derivative(u, y, loss, beta, xp):
-    from kbackends.kernels.prox_sgd._xp import LOSSES as CODES, dpsi
+    from kbackends.kernels.prox_sgd._xp import LOSSES as CODES
+    from kbackends.kernels.prox_sgd._xp import dpsi
 
     return dpsi(u, y, CODES[loss], beta, xp)
 
@@ -555,4 +559,4 @@ class S3GDClassifier(ClassifierMixin, BaseEstimator):
         return predict(self.model_, sklearn_validate(self, X, None, reset=False))
 
 
-__all__ = ["fit", "decision_function", "predict", "objective", "S3GDClassifier", "LOSSES", "PENALTIES", "METHODS"]
+__all__ = ["LOSSES", "METHODS", "PENALTIES", "S3GDClassifier", "decision_function", "fit", "objective", "predict"]
