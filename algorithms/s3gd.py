@@ -544,6 +544,7 @@ class S3GDClassifier(ClassifierMixin, BaseEstimator):
             check_classification_targets(y)
         self.model_ = fit(X, y, **self.get_params())
         self.classes_ = np.asarray(self.model_.classes)
+        self.n_features_in_ = self.model_.n_features_in
         self.coef_ = self.model_.coef
         self.intercept_ = self.model_.intercept
         return self

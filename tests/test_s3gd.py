@@ -103,6 +103,9 @@ def test_backends_agree_and_the_model_round_trips(tmp_path):
 
     strict = s3gd.fit(xps.asarray(X), xps.asarray(y), **kw)
     np.testing.assert_allclose(host(strict.coef), cpu.coef, rtol=1e-8, atol=1e-10)
+    clf = S3GDClassifier(**kw).fit(xps.asarray(X), xps.asarray(y))  # array-API in, array-API out
+    assert type(clf.predict(xps.asarray(X))) is type(xps.asarray(X)) and clf.coef_.shape == (1, X.shape[1])
+    np.testing.assert_array_equal(host(clf.predict(xps.asarray(X))), s3gd.predict(cpu, X))
     path = cpu.save(tmp_path / "m.npz")
     again = load(path)
     np.testing.assert_array_equal(s3gd.decision_function(again, X), s3gd.decision_function(cpu, X))
