@@ -10,10 +10,12 @@ saved models::
     load("model.npz", backend="cpu")
 """
 
-from . import dsg, tsgs3vm
-from ._model import RFFModel, load
+from . import dsg, s3gd, tsgs3vm
+from ._model import LinearModel, RFFModel, load
 from .dsg import DSGClassifier, DSGRegressor
+from .s3gd import S3GDClassifier
 from .tsgs3vm import TSGS3VMClassifier
 
-__all__ = ["dsg", "tsgs3vm", "load", "RFFModel", "DSGClassifier", "DSGRegressor", "TSGS3VMClassifier"]
+__all__ = ["dsg", "tsgs3vm", "load", "RFFModel", "DSGClassifier", "DSGRegressor", "TSGS3VMClassifier",
+           "s3gd", "S3GDClassifier", "LinearModel"]
 __version__ = "0.1.0"

@@ -176,3 +176,36 @@ class RFFModel(_ModelIO):
             n_blocks=self.n_blocks, n_dims=self.n_features_in, kernel=self.kernel, gamma=self.gamma,
         )
         return f + xp.astype(model.intercept, X.dtype)
+
+
+@_register
+@dataclass(frozen=True)
+class LinearModel(_ModelIO):
+    """A linear classifier ``f(x) = coef . x + intercept`` (S3GD, prox-SVRG, prox-SGD).
+
+    Attributes
+    ----------
+    algorithm : str
+        "s3gd", "svrg" or "sgd".
+    coef : array of shape (n_outputs, n_features_in)
+        One row for two classes, one per class (one-vs-rest) otherwise.
+    intercept : array of shape (n_outputs,)
+        The weight of the constant feature appended to X during fitting (it is
+        regularised like the other weights, as in the paper).
+    n_features_in : int
+    classes : numpy array
+    params : dict
+        Hyper-parameters (loss, penalty, lam, l1_ratio, class_weight, ...).
+    backend, dtype : str
+    """
+
+    ARRAYS = ("coef", "intercept")
+
+    algorithm: str
+    coef: object
+    intercept: object
+    n_features_in: int
+    classes: object = None
+    params: dict = field(default_factory=dict)
+    backend: str = "cpu"
+    dtype: str = "float64"

@@ -13,7 +13,10 @@ from __future__ import annotations
 from ._backend import resolve
 from ._registry import get_kernel
 
-__all__ = ["rff_features", "rff_predict", "rff_weighted_sum", "water_level", "water_level_biased", "kernel_response_update"]
+__all__ = [
+    "rff_features", "rff_predict", "rff_weighted_sum", "water_level", "water_level_biased", "kernel_response_update",
+    "kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate",
+]
 
 FORMS = ("cos", "cossin")
 
@@ -338,3 +341,298 @@ def _prepare(backend, form, check_finite, X, omega, phase, extra=None, extra_nam
                 msg = f"`{name}` contains NaN or infinite values"
                 raise ValueError(msg)
     return bk, arrays
+
+
+# --- Sparse anchor propagation (S3GD, Algorithm 2) ---------------------------------
+
+
+def _float_matrix(bk, a, name, ndim=2):
+    xp = bk.xp
+    if a.ndim != ndim:
+        msg = f"`{name}` must be {ndim}-D, got ndim={a.ndim} (shape {tuple(a.shape)})"
+        raise ValueError(msg)
+    if a.dtype not in (xp.float32, xp.float64):
+        msg = f"`{name}` must have a float32 or float64 dtype, got {a.dtype}"
+        raise TypeError(msg)
+
+
+def _check_finite(bk, check_finite, **arrays):
+    if check_finite:
+        for name, a in arrays.items():
+            if not bool(bk.xp.all(bk.xp.isfinite(a))):
+                msg = f"`{name}` contains NaN or infinite values"
+                raise ValueError(msg)
+
+
+def _anchor_knn(bk, X, anchors, k):
+    return get_kernel("anchor_knn", bk)(X, anchors, xp=bk.xp, k=k)
+
+
+def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check_finite=True):
+    """k-means centers: k-means++ seeding, then ``n_iter`` Lloyd iterations on the backend.
+
+    The assignment step is :func:`anchor_graph`'s nearest-anchor kernel (row
+    chunks, so no n x m matrix is held for large n) and the update is
+    :func:`anchor_accumulate` with one-hot weights. A cluster left empty keeps
+    its previous center.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        float32 or float64, ``n_samples >= n_clusters``.
+    n_clusters : int >= 1
+    n_iter : int >= 0, default 10
+        Lloyd iterations after seeding (0: the k-means++ seeds).
+    random_state : int, numpy Generator or None
+        Seeds the k-means++ draws (on the host: one draw per center).
+    backend, check_finite
+        As in :func:`rff_features`.
+
+    Returns
+    -------
+    array of shape (n_clusters, n_features)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kbackends.ops import kmeans
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    >>> C = kmeans(X, 2, n_iter=5, random_state=0)
+    >>> sorted(np.round(C[:, 0], 2).tolist())
+    [0.05, 5.05]
+    """
+    import numpy as np
+
+    from ._xp_utils import to_numpy
+
+    bk = resolve(backend, X)
+    xp = bk.xp
+    X = bk.asarray(X)
+    _float_matrix(bk, X, "X")
+    n = X.shape[0]
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, int) or not 1 <= n_clusters <= max(n, 1) or n == 0:
+        msg = f"`n_clusters` must be an integer in [1, n_samples={n}], got {n_clusters!r}"
+        raise ValueError(msg)
+    if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 0:
+        msg = f"`n_iter` must be an integer >= 0, got {n_iter!r}"
+        raise ValueError(msg)
+    _check_finite(bk, check_finite, X=X)
+    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+
+    # k-means++ (Arthur & Vassilvitskii 2007): next center drawn with probability ~ D(x)^2.
+    sq = xp.sum(X * X, axis=1)
+    chosen = [int(rng.integers(n))]
+    center = X[chosen[0], :]
+    closest = xp.maximum(sq + xp.sum(center * center) - 2.0 * (X @ center), 0.0)
+    for _ in range(1, n_clusters):
+        p = np.asarray(to_numpy(closest), dtype=np.float64)
+        total = p.sum()
+        if total > 0:
+            nxt = int(np.searchsorted(np.cumsum(p), rng.random() * total, side="right"))
+            nxt = min(nxt, n - 1)
+        else:  # every row already a center (duplicates): any unchosen row
+            nxt = int(rng.choice(np.setdiff1d(np.arange(n), chosen)))
+        chosen.append(nxt)
+        center = X[nxt, :]
+        closest = xp.minimum(closest, xp.maximum(sq + xp.sum(center * center) - 2.0 * (X @ center), 0.0))
+    centers = xp.take(X, bk.asarray(np.asarray(chosen, dtype=np.int64)), axis=0)
+
+    ones = xp.ones((n, 1), dtype=X.dtype)
+    accumulate = get_kernel("anchor_accumulate", bk)
+    for _ in range(n_iter):
+        idx, _ = _anchor_knn(bk, X, centers, 1)
+        sums = accumulate(idx, ones, X, xp=xp, n_anchors=n_clusters)
+        counts = accumulate(idx, ones, ones, xp=xp, n_anchors=n_clusters)
+        centers = xp.where(counts > 0, sums / xp.maximum(counts, 1.0), centers)
+    return centers
+
+
+def snap_to_samples(centers, X, *, backend="auto", check_finite=True):
+    """Row index of the sample of ``X`` nearest to each center: the anchors of Eq. (13).
+
+    Parameters
+    ----------
+    centers : array of shape (m, n_features)
+    X : array of shape (n_samples, n_features), same dtype, n_samples >= 1
+    backend, check_finite
+        As in :func:`rff_features`.
+
+    Returns
+    -------
+    int64 array of shape (m,)
+        ``argmin_i ||X_i - centers_j||^2`` (ties: lowest row). ``X[result]`` are the anchors.
+    """
+    bk = resolve(backend, centers, X)
+    centers, X = bk.asarray(centers), bk.asarray(X)
+    _float_matrix(bk, centers, "centers")
+    _float_matrix(bk, X, "X")
+    if X.shape[0] == 0:
+        msg = "`X` must have at least one row to snap to"
+        raise ValueError(msg)
+    if centers.shape[1] != X.shape[1] or centers.dtype != X.dtype:
+        msg = (f"`centers` {tuple(centers.shape)} {centers.dtype} and `X` {tuple(X.shape)} {X.dtype} "
+               "must have the same number of columns and dtype")
+        raise ValueError(msg)
+    _check_finite(bk, check_finite, centers=centers, X=X)
+    idx, _ = _anchor_knn(bk, centers, X, 1)
+    return idx[:, 0]
+
+
+def anchor_graph(X, anchors, k, *, eps=1e-4, backend="auto", check_finite=True):
+    """Sparse anchor-sample graph (S3GD Algorithm 2, steps 6-13).
+
+    For each row x_i: its ``k`` nearest anchors z_j, the per-sample width of
+    Eq. (14), ``sigma_i = max(eps, sqrt(min_j ||x_i - z_j||))``, and weights
+    ``gamma_ij = exp(-||x_i - z_j||^2 / sigma_i^2)`` normalised to sum to 1.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+    anchors : array of shape (m, d), same dtype
+    k : int, 1 <= k <= m
+    eps : float > 0, default 1e-4
+        The paper's floor on sigma.
+    backend, check_finite
+        As in :func:`rff_features`.
+
+    Returns
+    -------
+    indices : int64 array of shape (n, k)
+        Nearest anchors, nearest first (ties: lower anchor index).
+    weights : array of shape (n, k)
+        Rows sum to 1.
+
+    Notes
+    -----
+    Eq. (14) is read as written: sigma is the square root of the distance (not of the
+    squared distance). The exponent is shifted by the nearest squared distance before
+    ``exp``, which leaves the normalised weights unchanged and keeps the nearest
+    weight at 1 before normalising, so no row can underflow to 0 / 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kbackends.ops import anchor_graph
+    >>> idx, w = anchor_graph(np.array([[0.0], [2.9]]), np.array([[0.0], [1.0], [3.0]]), 2)
+    >>> idx.tolist(), np.round(w.sum(axis=1), 12).tolist()
+    ([[0, 1], [2, 1]], [1.0, 1.0])
+    """
+    bk = resolve(backend, X, anchors)
+    xp = bk.xp
+    X, anchors = bk.asarray(X), bk.asarray(anchors)
+    _float_matrix(bk, X, "X")
+    _float_matrix(bk, anchors, "anchors")
+    if anchors.shape[1] != X.shape[1] or anchors.dtype != X.dtype:
+        msg = (f"`anchors` {tuple(anchors.shape)} {anchors.dtype} and `X` {tuple(X.shape)} {X.dtype} "
+               "must have the same number of columns and dtype")
+        raise ValueError(msg)
+    m = anchors.shape[0]
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= m:
+        msg = f"`k` must be an integer in [1, n_anchors={m}], got {k!r}"
+        raise ValueError(msg)
+    if not float(eps) > 0:
+        msg = f"`eps` must be positive, got {eps!r}"
+        raise ValueError(msg)
+    _check_finite(bk, check_finite, X=X, anchors=anchors)
+    indices, sqdist = _anchor_knn(bk, X, anchors, k)
+    nearest = sqdist[:, :1]
+    sigma2 = xp.maximum(xp.sqrt(nearest), float(eps) ** 2)  # sigma^2 = max(eps, ||x - z_1||^(1/2))^2
+    gamma = xp.exp(-(sqdist - nearest) / sigma2)
+    return indices, gamma / xp.sum(gamma, axis=1, keepdims=True)
+
+
+def _check_graph(bk, indices, weights, n_anchors=None):
+    xp = bk.xp
+    if indices.ndim != 2 or weights.shape != indices.shape:
+        msg = f"`indices` and `weights` must be 2-D of one shape (n, k), got {tuple(indices.shape)} and {tuple(weights.shape)}"
+        raise ValueError(msg)
+    if not xp.isdtype(indices.dtype, "integral"):
+        msg = f"`indices` must be an integer array, got dtype {indices.dtype}"
+        raise TypeError(msg)
+    if weights.dtype not in (xp.float32, xp.float64):
+        msg = f"`weights` must have a float32 or float64 dtype, got {weights.dtype}"
+        raise TypeError(msg)
+    if n_anchors is not None and indices.shape[0] * indices.shape[1]:
+        if not (bool(xp.all(indices >= 0)) and bool(xp.all(indices < n_anchors))):
+            msg = f"`indices` must index anchors (0 <= indices < {n_anchors})"
+            raise ValueError(msg)
+
+
+def anchor_propagate(indices, weights, anchor_values, *, backend="auto", check_finite=True):
+    """Per-sample values propagated from the anchors: ``sum_k w_ik v[idx_ik]`` (Eq. 19's factor).
+
+    Parameters
+    ----------
+    indices : int array of shape (n, k)
+    weights : array of shape (n, k)
+        From :func:`anchor_graph`.
+    anchor_values : array of shape (m,) or (m, q)
+        One value (or q values) per anchor, e.g. the loss derivatives of Eq. (21).
+    backend, check_finite
+        As in :func:`rff_features`.
+
+    Returns
+    -------
+    array of shape (n,) or (n, q)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kbackends.ops import anchor_propagate
+    >>> anchor_propagate(np.array([[0, 2]]), np.array([[0.25, 0.75]]), np.array([4.0, 0.0, 8.0])).tolist()
+    [7.0]
+    """
+    bk = resolve(backend, indices, weights, anchor_values)
+    indices, weights, values = (bk.asarray(a) for a in (indices, weights, anchor_values))
+    if values.ndim not in (1, 2):
+        msg = f"`anchor_values` must have shape (m,) or (m, q), got {tuple(values.shape)}"
+        raise ValueError(msg)
+    if values.dtype not in (bk.xp.float32, bk.xp.float64) or values.dtype != weights.dtype:
+        msg = f"`anchor_values` must be float32 or float64 like `weights` ({weights.dtype}), got {values.dtype}"
+        raise TypeError(msg)
+    _check_graph(bk, indices, weights, values.shape[0])
+    _check_finite(bk, check_finite, weights=weights, anchor_values=values)
+    return get_kernel("anchor_propagate", bk)(indices, weights, values, xp=bk.xp)
+
+
+def anchor_accumulate(indices, weights, rows, n_anchors, *, backend="auto", check_finite=True):
+    """Transpose of :func:`anchor_propagate`: ``out[j] = sum_{i,k: idx_ik = j} w_ik rows[i]``.
+
+    With ``rows = X`` this is ``(X M)^T`` of Eq. (22), M the n x m graph matrix:
+    computed once, it turns the approximate full gradient into an (m, d) product.
+
+    Parameters
+    ----------
+    indices : int array of shape (n, k)
+    weights : array of shape (n, k)
+    rows : array of shape (n,) or (n, q), same dtype as ``weights``
+    n_anchors : int >= 1
+    backend, check_finite
+        As in :func:`rff_features`.
+
+    Returns
+    -------
+    array of shape (n_anchors,) or (n_anchors, q)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kbackends.ops import anchor_accumulate
+    >>> anchor_accumulate(np.array([[0, 1], [1, 0]]), np.array([[0.5, 0.5], [1.0, 0.0]]),
+    ...                   np.array([2.0, 4.0]), 2).tolist()
+    [1.0, 5.0]
+    """
+    bk = resolve(backend, indices, weights, rows)
+    indices, weights, rows = (bk.asarray(a) for a in (indices, weights, rows))
+    if isinstance(n_anchors, bool) or not isinstance(n_anchors, int) or n_anchors < 1:
+        msg = f"`n_anchors` must be an integer >= 1, got {n_anchors!r}"
+        raise ValueError(msg)
+    if rows.ndim not in (1, 2) or rows.shape[0] != indices.shape[0]:
+        msg = f"`rows` must have shape ({indices.shape[0]},) or ({indices.shape[0]}, q), got {tuple(rows.shape)}"
+        raise ValueError(msg)
+    if rows.dtype != weights.dtype:
+        msg = f"`rows` ({rows.dtype}) and `weights` ({weights.dtype}) must have one float dtype"
+        raise TypeError(msg)
+    _check_graph(bk, indices, weights, n_anchors)
+    _check_finite(bk, check_finite, weights=weights, rows=rows)
+    return get_kernel("anchor_accumulate", bk)(indices, weights, rows, xp=bk.xp, n_anchors=n_anchors)
