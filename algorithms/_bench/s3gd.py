@@ -23,7 +23,7 @@ Protocol (the paper's Section 4.3 settings, cpu backend, float64):
   between the (semi-)stochastic gradient of one inner step and the exact gradient of the
   smooth part at the same point, once per checkpoint, at step 0.1 as in the paper.
 
-Run alone: ``python -c "from algorithms._bench_s3gd import run_section as r; s=r(); print(s['markdown'])"``
+Run alone: ``python -c "from algorithms._bench.s3gd import run_section as r; s=r(); print(s['markdown'])"``
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import warnings
 
 import numpy as np
 
-from ._bench import Row, _measure
+from .common import Row, _measure
 
 DATASETS = ("ijcnn1", "a9a", "w8a", "phishing")
 STEPS = (0.1, 1.0, 5.0, 10.0)
@@ -60,7 +60,7 @@ def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
 
 
 def _section(data_dir, quick, backend, progress):
-    from .datasets import load
+    from ..datasets import load
 
     names = ("phishing",) if quick else DATASETS
     steps = (1.0, 5.0) if quick else STEPS
@@ -79,11 +79,11 @@ def _section(data_dir, quick, backend, progress):
     markdown = _markdown(results, quick)
     plots = [("s3gd_gap_vs_time.png", _plot_gaps(results)), ("s3gd_gradient_correlation.png", _plot_corr(results))]
     return {"title": "S3GD: time to a 1e-2 objective gap (logistic, lam=1e-3)", "rows": rows,
-            "markdown": markdown, "plots": plots}
+            "peer": "sklearn SAGA", "markdown": markdown, "plots": plots}
 
 
 def _warm_up(backend):
-    from . import s3gd
+    from .. import s3gd
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((300, 4))
@@ -112,7 +112,7 @@ def _optimum(Xa, y, quick):
 
 
 def _dataset(name, X, y, quick, steps, backend, progress):
-    from . import s3gd
+    from .. import s3gd
 
     Xa = _appended(X)
     start = time.perf_counter()
@@ -204,7 +204,7 @@ def _best(res, method):
 
 
 def _rows(name, X, y, Xt, yt, res, quick, backend, progress):
-    from . import s3gd
+    from .. import s3gd
 
     rows = []
     for method in METHODS:
@@ -372,8 +372,8 @@ def correlation_vs_anchors(name="a9a", anchors=(20, 100, 1000, 5000), steps=(0.1
     import numba
     from threadpoolctl import threadpool_limits
 
-    from . import s3gd
-    from .datasets import load
+    from .. import s3gd
+    from ..datasets import load
 
     X, y, _, _ = load(name, data_dir)
     threads = numba.get_num_threads()
