@@ -59,3 +59,112 @@ def segment_level(a, volume, seed):
             s_below += (k - j) * p
             lo = k
     return (volume + s_below) / n_below
+
+
+@register_jitable
+def _select(a, lo, hi, k, state):
+    """Rearrange ``a[lo:hi]`` so ``a[k]`` holds the value of rank k there, smaller
+    values before it and larger after (quickselect, three-way for ties). Returns
+    the generator state."""
+    while hi - lo > 1:
+        state = state * _LCG_A + _LCG_C
+        p = a[lo + int((state >> _SHIFT) % np.uint64(hi - lo))]
+        lt = lo
+        i = lo
+        gt = hi
+        while i < gt:
+            v = a[i]
+            if v < p:
+                a[i] = a[lt]
+                a[lt] = v
+                lt += 1
+                i += 1
+            elif v > p:
+                gt -= 1
+                a[i] = a[gt]
+                a[gt] = v
+            else:
+                i += 1
+        if k < lt:
+            hi = lt
+        elif k >= gt:
+            lo = gt
+        else:
+            return state
+    return state
+
+
+@register_jitable
+def biased_level(P, N, volume, seed):
+    """Level gamma and bias b of the two-basin problem (Section 3.6, Appendix B).
+
+    ``P`` and ``N`` are scratch copies of the positive and negative examples'
+    responses (permuted in place). With m = min(len(P), len(N)), Q_j = P_(j) +
+    N_(j) (the j-th smallest of each) and S_k = sum_{j<=k} Q_j, 2 gamma is the
+    water level of the Q's: the smallest k in [1, m] with ``k Q_(k+1) - S_k >=
+    volume`` (Q_(m+1) = inf) gives 2 gamma = (volume + S_k) / k.
+
+    The search over k is a bisection whose probes are quickselects in both
+    arrays at once: a probe at rank k places P_(k+1) and N_(k+1) and sums the
+    ranks below it inside the current window; then either everything below k
+    is known to be under water (its sums are kept and the window starts after
+    k) or nothing above k is needed (the window ends at k). The window halves
+    each probe and a quickselect is expected linear in its window, so the whole
+    search is expected O(len(P) + len(N)): no sort.
+
+    Returns (gamma, b) with b the middle of the interval of optimal biases, as
+    the sort-based reference does.
+    """
+    nP = P.shape[0]
+    nN = N.shape[0]
+    m = min(nP, nN)
+    state = np.uint64(seed) * _LCG_A + _LCG_C
+    klo = 1
+    khi = m
+    lo = 0  # P[:lo], N[:lo] hold the lo smallest of each, with sums below
+    hiP = nP
+    hiN = nN
+    sum_below = 0.0
+    while klo < khi:
+        k = (klo + khi) // 2  # probe rank position k (0-based): Q_(k+1), k < m
+        state = _select(P, lo, hiP, k, state)
+        state = _select(N, lo, hiN, k, state)
+        s = sum_below
+        for i in range(lo, k):
+            s += P[i] + N[i]
+        if k * (P[k] + N[k]) - s >= volume:
+            khi = k
+            hiP = k + 1
+            hiN = k + 1
+        else:
+            sum_below = s + P[k] + N[k]
+            lo = k + 1
+            klo = k + 1
+    k = klo
+    # sums of the k smallest, the k-th and (k+1)-th of each class
+    if lo < k:
+        state = _select(P, lo, hiP, k - 1, state)
+        state = _select(N, lo, hiN, k - 1, state)
+        for i in range(lo, k):
+            sum_below += P[i] + N[i]
+    p_k = P[k - 1]
+    n_k = N[k - 1]
+    inf = np.inf
+    p_next = inf
+    if k < nP:
+        p_next = P[k]
+        for i in range(k + 1, hiP):
+            p_next = min(p_next, P[i])
+    n_next = inf
+    if k < nN:
+        n_next = N[k]
+        for i in range(k + 1, hiN):
+            n_next = min(n_next, N[i])
+    level = (volume + sum_below) / k
+    if volume <= 0.0:
+        level = p_k + n_k  # k = 1 here; avoids rounding in (0 + S_1) / 1
+    lower = max(p_k, level - n_next)
+    upper = min(p_next, level - n_k)
+    u = 0.5 * (lower + upper)
+    gamma = 0.5 * level
+    return gamma, gamma - u
