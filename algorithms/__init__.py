@@ -10,10 +10,14 @@ saved models::
     load("model.npz", backend="cpu")
 """
 
-from . import dsg, tsgs3vm
-from ._model import RFFModel, load
+from . import dsg, sbp, tsgs3vm
+from ._model import KernelExpansionModel, RFFModel, load
 from .dsg import DSGClassifier, DSGRegressor
+from .sbp import SBPClassifier
 from .tsgs3vm import TSGS3VMClassifier
 
-__all__ = ["dsg", "tsgs3vm", "load", "RFFModel", "DSGClassifier", "DSGRegressor", "TSGS3VMClassifier"]
+__all__ = [
+    "dsg", "tsgs3vm", "sbp", "load", "RFFModel", "KernelExpansionModel", "DSGClassifier", "DSGRegressor",
+    "TSGS3VMClassifier", "SBPClassifier",
+]
 __version__ = "0.1.0"
