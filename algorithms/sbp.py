@@ -164,8 +164,13 @@ def fit(
         targets = np.where(y_host == 1, 1.0, -1.0)[None, :]
     else:
         targets = np.where(y_host[None, :] == np.arange(classes.size)[:, None], 1.0, -1.0)
-    result = _run(X, targets, bk, nu=nu, kernel=kernel, gamma=gamma, bias=bool(bias), n_iter=n_iter,
-                  batch_size=batch_size, seed=seed, callback=callback)
+    # Many small BLAS products (one per iteration): waking BLAS threads for each
+    # costs more than it saves, and on a loaded machine a descheduled thread
+    # stalls every join (measured 26 ms vs 9 ms per letter iteration).
+    small = n * targets.shape[0] * batch_size * X.shape[1] < (1 << 24)
+    with _blas_threads(1 if small and bk.name == "cpu" else None):
+        result = _run(X, targets, bk, nu=nu, kernel=kernel, gamma=gamma, bias=bool(bias), n_iter=n_iter,
+                      batch_size=batch_size, seed=seed, callback=callback)
 
     alpha_bar, levels, biases = result["alpha_bar"], result["levels"], result["biases"]
     n_out = targets.shape[0]
@@ -195,6 +200,17 @@ def fit(
     )
 
 
+def _blas_threads(limit):
+    """A context limiting BLAS threads to ``limit`` (None: unchanged)."""
+    import contextlib
+
+    if limit is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=limit, user_api="blas")
+
+
 def _self_kernel(X, xp, kernel):
     """``K(x_i, x_i)`` for every row: 1 for the RBF kernel, ``||x_i||^2`` for the linear."""
     if kernel == "rbf":
@@ -213,11 +229,15 @@ def _batch_kernel(S, xp, kernel, gamma):
 
 
 def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, callback):
-    """Algorithm 1 for ``targets.shape[0]`` one-vs-rest problems sharing X.
+    """Algorithm 1 for ``K = targets.shape[0]`` one-vs-rest problems sharing X.
 
-    Host state (float64, O(n) per class): unscaled coefficients ``a``, the
-    averaging corrections ``B``, the averaged-response accumulator; device
-    state: the unscaled responses ``c_raw`` (X's dtype, on X's backend).
+    Host state (float64, (K, n)): unscaled coefficients ``a``, the averaging
+    corrections ``B``; device state: the unscaled responses ``C`` (X's dtype)
+    and the averaged-response accumulator (float64), both (K, n). With one
+    problem the response update is the fused ``kernel_response_update`` kernel;
+    with several, all classes' sampled rows share one kernel block
+    ``K(X, X[rows])`` (a BLAS product per row chunk) and each class takes its
+    own columns, so an iteration costs one pass over X, not K.
     """
     xp = bk.xp
     n = X.shape[0]
@@ -226,17 +246,17 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
     rng = np.random.default_rng(seed)
     self_k = _self_kernel(X, xp, kernel)
     eta0 = 1.0 / math.sqrt(max(float(self_k.max()), 1e-300))
-    y_dev = [xp.astype(bk.asarray(targets[k]), X.dtype) for k in range(n_out)]
-    y_host = [targets[k] for k in range(n_out)]
-    c_raw = [xp.zeros((n,), dtype=X.dtype) for _ in range(n_out)]
+    Y = xp.astype(bk.asarray(targets), X.dtype)  # (K, n)
+    C = xp.zeros((n_out, n), dtype=X.dtype)
+    C_bar = xp.zeros((n_out, n), dtype=xp.float64)
     a = np.zeros((n_out, n))
     B = np.zeros((n_out, n))
     flushed = np.zeros((n_out, n))
     S = np.zeros(n_out)  # running sums of the scale factors since the last renormalisation
     s = np.ones(n_out)
     r2 = np.zeros(n_out)  # ||w_k||^2, true units
-    c_bar = [xp.zeros((n,), dtype=xp.float64) for _ in range(n_out)]
     offsets = bk.asarray(np.arange(n_out + 1, dtype=np.int64) * n)
+    rows_k = np.repeat(np.arange(n_out), batch_size)
     # The inputs were validated once in ``fit``: the loop calls the registered
     # kernels directly (the public ops would re-validate every iteration, about
     # as long as the work itself at USPS size).
@@ -247,56 +267,65 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
     t_done = 0
     for t in range(1, n_iter + 1):
         eta = eta0 / math.sqrt(t)
-        # water levels (raw units) of all classes
+        step = eta / batch_size
+        # water levels (raw units: level(s c, V) = s level(c, V / s)) of all classes
+        offs = np.zeros(n_out)
         if bias:
-            levels, offs = np.empty(n_out), np.empty(n_out)
+            levels = np.empty(n_out)
             for k in range(n_out):
-                g, b = biased_kernel(c_raw[k], y_dev[k], float(volume / s[k]), xp=xp)
+                g, b = biased_kernel(C[k, :], Y[k, :], float(volume / s[k]), xp=xp)
                 levels[k], offs[k] = float(g), float(b)
+            heights = C + bk.asarray(offs)[:, None] * Y if n_out > 1 else C + float(offs[0]) * Y
         else:
-            flat = c_raw[0] if n_out == 1 else xp.concat(c_raw)
-            levels = np.asarray(to_numpy(level_kernel(flat, bk.asarray(volume / s), offsets, xp=xp)),
-                                dtype=np.float64)
-            offs = np.zeros(n_out)
-        n_under = 0
+            flat = xp.reshape(C, (n_out * n,))
+            levels = np.asarray(to_numpy(level_kernel(flat, bk.asarray(volume / s), offsets, xp=xp)), dtype=np.float64)
+            heights = C
+        # one uniform draw per class (batch_size of them) from under the water
+        under = to_numpy(heights < xp.astype(bk.asarray(levels), X.dtype)[:, None])
+        counts = under.sum(axis=1)
+        if np.any(counts == 0):  # volume too small to cover anything strictly: the minima
+            under = under | to_numpy(heights <= xp.astype(bk.asarray(levels), X.dtype)[:, None])
+            counts = under.sum(axis=1)
+        ranks = rng.integers(0, counts[:, None], (n_out, batch_size))
+        idx = np.empty((n_out, batch_size), dtype=np.int64)
         for k in range(n_out):
-            heights = c_raw[k] + float(offs[k]) * y_dev[k] if bias else c_raw[k]
-            under = to_numpy(xp.nonzero(heights < float(levels[k]))[0])
-            if under.size == 0:  # volume too small to cover anything strictly: the minima
-                under = to_numpy(xp.nonzero(heights <= float(levels[k]))[0])
-            n_under += under.size
-            idx = under[rng.integers(0, under.size, batch_size)]
-            step = eta / batch_size
-            # ||w + sum_j step y_j phi(x_j)||^2, with c_j = s * c_raw_j = y_j <w, phi(x_j)>
-            c_at = np.asarray(to_numpy(xp.take(c_raw[k], bk.asarray(idx), axis=0)), dtype=np.float64) * s[k]
-            if batch_size == 1:
-                quad = self_k[idx[0]]
-            else:
-                yb = y_host[k][idx]
-                quad = float(yb @ _batch_kernel(xp.take(X, bk.asarray(idx), axis=0), xp, kernel, gamma) @ yb)
-            r2[k] = r2[k] + 2.0 * step * float(c_at.sum()) + step * step * quad
-            raw_step = step / s[k]
-            idx_dev = bk.asarray(idx)
-            w = xp.astype(bk.asarray(raw_step * y_host[k][idx]), X.dtype)  # coef * y[idx]
-            c_raw[k] = respond(X, idx_dev, w, y_dev[k], c_raw[k], xp=xp, kernel=kernel, gamma=float(gamma))
-            np.add.at(a[k], idx, raw_step)
-            np.add.at(B[k], idx, raw_step * S[k])
-            if r2[k] > 1.0:
-                s[k] /= math.sqrt(r2[k])
-                r2[k] = 1.0
-            S[k] += s[k]
-            c_bar[k] = c_bar[k] + float(s[k]) * xp.astype(c_raw[k], xp.float64)
-            if s[k] < _RENORMALISE_BELOW:
-                flushed[k] += S[k] * a[k] - B[k]
-                a[k] *= s[k]
-                c_raw[k] = c_raw[k] * float(s[k])
-                B[k] = 0.0
-                S[k] = 0.0
-                s[k] = 1.0
+            idx[k] = np.flatnonzero(under[k])[ranks[k]]
+        # ||w + step sum_j y_j phi(x_j)||^2 with c_j = s c_raw_j = y_j <w, phi(x_j)>
+        C_at = to_numpy(C).astype(np.float64)[rows_k, idx.ravel()].reshape(n_out, batch_size) * s[:, None]
+        if batch_size == 1:
+            quad = self_k[idx[:, 0]]
+        else:
+            quad = np.empty(n_out)
+            for k in range(n_out):
+                yb = targets[k, idx[k]]
+                quad[k] = yb @ _batch_kernel(xp.take(X, bk.asarray(idx[k]), axis=0), xp, kernel, gamma) @ yb
+        r2 = r2 + 2.0 * step * C_at.sum(axis=1) + step * step * quad
+        raw_step = step / s  # (K,)
+        coef = raw_step[:, None] * targets[np.arange(n_out)[:, None], idx]  # (K, batch): step * y[idx] / s
+        if n_out == 1:
+            w = xp.astype(bk.asarray(coef[0]), X.dtype)
+            C = xp.reshape(respond(X, bk.asarray(idx[0]), w, Y[0, :], C[0, :], xp=xp, kernel=kernel, gamma=float(gamma)),
+                           (1, n))
+        else:
+            C = C + Y * _block_response(X, bk.asarray(idx.ravel()), coef, xp, bk, kernel, gamma)
+        np.add.at(a, (rows_k, idx.ravel()), np.repeat(raw_step, batch_size))
+        np.add.at(B, (rows_k, idx.ravel()), np.repeat(raw_step * S, batch_size))
+        over = r2 > 1.0
+        s = np.where(over, s / np.sqrt(np.maximum(r2, 1.0)), s)
+        r2 = np.where(over, 1.0, r2)
+        S = S + s
+        C_bar = C_bar + bk.asarray(s)[:, None] * xp.astype(C, xp.float64)
+        if np.any(s < _RENORMALISE_BELOW):
+            flushed += S[:, None] * a - B
+            a *= s[:, None]
+            C = C * xp.astype(bk.asarray(s), X.dtype)[:, None]
+            B[:] = 0.0
+            S[:] = 0.0
+            s = np.ones(n_out)
         t_done = t
         if callback is not None:
             info = {"iteration": t, "gamma": (levels * s).tolist(), "norm": np.sqrt(r2).tolist(),
-                    "n_under": n_under, "elapsed_s": time.perf_counter() - start}
+                    "n_under": int(counts.sum()), "elapsed_s": time.perf_counter() - start}
             if callback(info):
                 break
 
@@ -304,13 +333,37 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
     levels = np.empty(n_out)
     biases = np.zeros(n_out)
     for k in range(n_out):
-        cb = xp.astype(c_bar[k] / t_done, X.dtype)
+        cb = xp.astype(C_bar[k, :] / t_done, X.dtype)
         if bias:
-            g, b = ops.water_level_biased(cb, y_dev[k], volume, check_finite=False)
+            g, b = ops.water_level_biased(cb, Y[k, :], volume, check_finite=False)
             levels[k], biases[k] = float(g), float(b)
         else:
             levels[k] = float(ops.water_level(cb, volume, check_finite=False))
     return {"alpha_bar": alpha_bar, "levels": levels, "biases": biases, "n_iter_done": t_done}
+
+
+def _block_response(X, rows, coef, xp, bk, kernel, gamma, chunk_elements=1 << 22):
+    """``(K(X, X[rows]) @ W).T`` of shape (K, n) where W (K * batch, K) is block
+    diagonal with class k's coefficients ``coef[k]`` in its own rows: every
+    class's sampled rows share one kernel block per row chunk."""
+    n_out, batch = coef.shape
+    Srows = xp.take(X, rows, axis=0)
+    W = np.zeros((n_out * batch, n_out))
+    W[np.arange(n_out * batch), np.repeat(np.arange(n_out), batch)] = coef.ravel()
+    W = xp.astype(bk.asarray(W), X.dtype)
+    sq_s = xp.sum(Srows * Srows, axis=1)
+    n = X.shape[0]
+    step = max(1, chunk_elements // Srows.shape[0])
+    parts = []
+    for begin in range(0, n, step):
+        Xc = X[begin : min(n, begin + step), :]
+        Kc = Xc @ Srows.T
+        if kernel == "rbf":
+            sq = xp.sum(Xc * Xc, axis=1)
+            Kc = xp.exp(-gamma * xp.maximum(sq[:, None] + sq_s[None, :] - 2.0 * Kc, 0.0))
+        parts.append(Kc @ W)
+    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    return out.T
 
 
 def decision_function(model, X, *, backend="auto"):
