@@ -180,3 +180,19 @@ def test_biased_property_cpu_and_reference(c, ties, data, volume):
     y[0], y[1] = 1, -1
     for name in ("cpu", "array_api_strict"):
         _check_biased(make_backend(name), "float64", c, y, volume)
+
+
+@pytest.mark.parametrize("case", list(CASES) + ["two clusters"])
+@pytest.mark.parametrize("volume", [1e-9, 1.0, 300.0, 1e9])
+@pytest.mark.parametrize("n", [4096, 50_001])
+def test_large_segments_sampled_bracket(case, volume, n):
+    """cpu, from 4096 values on: the level from a sampled bracket and one pass
+    (and the full selection when the bracket misses, e.g. constant heights)."""
+    from conftest import make_backend
+
+    rng = np.random.default_rng(5)
+    if case == "two clusters":
+        c = np.r_[np.zeros(n // 2), np.full(n - n // 2, 1e-3)] + 1e-12 * rng.standard_normal(n)
+    else:
+        c = CASES[case](rng, n)
+    _check(make_backend("cpu"), "float64", np.r_[c, c[:7]], [volume, volume], [0, n, n + 7])

@@ -4,21 +4,21 @@ the two-basin level by a bisection of quickselects (expected linear, no sort).""
 import numpy as np
 from numba import njit, prange
 
-from ._core import biased_level, segment_level
+from ._core import biased_level, segment_level_sampled
 
 
 @njit(parallel=True, cache=True)
 def _levels(c, volume, offsets, out):
     for s in prange(offsets.shape[0] - 1):
-        scratch = c[offsets[s] : offsets[s + 1]].copy()
-        out[s] = segment_level(scratch, volume[s], s + 1)
+        seg = c[offsets[s] : offsets[s + 1]]
+        out[s] = segment_level_sampled(seg, np.empty(seg.shape[0], dtype=np.float64), volume[s], s + 1)
 
 
 @njit(cache=True)
 def _levels_serial(c, volume, offsets, out):
     for s in range(offsets.shape[0] - 1):
-        scratch = c[offsets[s] : offsets[s + 1]].copy()
-        out[s] = segment_level(scratch, volume[s], s + 1)
+        seg = c[offsets[s] : offsets[s + 1]]
+        out[s] = segment_level_sampled(seg, np.empty(seg.shape[0], dtype=np.float64), volume[s], s + 1)
 
 
 # Threaded across segments only when there are several and enough work: a parallel
