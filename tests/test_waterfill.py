@@ -15,6 +15,11 @@ def oracle(c, v):
     c = np.sort(np.asarray(c, dtype=np.float64))
     if v <= 0:
         return c[0]
+    if len(c) > 500:  # the same rule, vectorised
+        k = np.arange(1, len(c) + 1)
+        level = (v + np.cumsum(c)) / k
+        fits = np.r_[level[:-1] <= c[1:], True]
+        return level[np.argmax(fits)]
     for k in range(1, len(c) + 1):
         level = (v + c[:k].sum()) / k
         if k == len(c) or level <= c[k]:
@@ -196,3 +201,15 @@ def test_large_segments_sampled_bracket(case, volume, n):
     else:
         c = CASES[case](rng, n)
     _check(make_backend("cpu"), "float64", np.r_[c, c[:7]], [volume, volume], [0, n, n + 7])
+
+
+def test_threaded_segments(monkeypatch):
+    """cpu: several large segments run in parallel (prange); same levels."""
+    from conftest import make_backend
+    from kbackends.kernels.waterfill import _numba
+
+    monkeypatch.setattr(_numba, "_PARALLEL_FROM", 1000)
+    rng = np.random.default_rng(6)
+    sizes = [5000, 1, 4097, 300]
+    c = rng.standard_normal(sum(sizes))
+    _check(make_backend("cpu"), "float64", c, [1.0, 0.5, 50.0, 0.0], np.r_[0, np.cumsum(sizes)])
