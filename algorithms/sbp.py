@@ -291,7 +291,9 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
         for k in range(n_out):
             idx[k] = np.flatnonzero(under[k])[ranks[k]]
         # ||w + step sum_j y_j phi(x_j)||^2 with c_j = s c_raw_j = y_j <w, phi(x_j)>
-        C_at = to_numpy(C).astype(np.float64)[rows_k, idx.ravel()].reshape(n_out, batch_size) * s[:, None]
+        flat_at = bk.asarray(rows_k * n + idx.ravel())
+        C_at = np.asarray(to_numpy(xp.take(xp.reshape(C, (n_out * n,)), flat_at, axis=0)), dtype=np.float64)
+        C_at = C_at.reshape(n_out, batch_size) * s[:, None]
         if batch_size == 1:
             quad = self_k[idx[:, 0]]
         else:
@@ -314,7 +316,7 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
         s = np.where(over, s / np.sqrt(np.maximum(r2, 1.0)), s)
         r2 = np.where(over, 1.0, r2)
         S = S + s
-        C_bar = C_bar + bk.asarray(s)[:, None] * xp.astype(C, xp.float64)
+        C_bar += bk.asarray(s)[:, None] * xp.astype(C, xp.float64)
         if np.any(s < _RENORMALISE_BELOW):
             flushed += S[:, None] * a - B
             a *= s[:, None]
