@@ -104,7 +104,8 @@ def fit(
         Class labels; more than two classes: one-vs-rest.
     nu : float > 0
         Allowed average slack (the total slack is ``n_samples * nu``); see
-        :func:`nu_from_svm` to pick it from an SVM's C.
+        :func:`nu_from_svm` to pick it from an SVM's C (the paper's Adult
+        setting, gamma = 0.05 and C = 1, gives nu = 0.011).
     kernel : {"rbf", "linear"}, default "rbf"
     gamma : "median" or float > 0, default "median"
         RBF width, ``exp(-gamma ||x - x'||^2)``; "median" is the median
@@ -128,9 +129,9 @@ def fit(
     -------
     KernelExpansionModel
         ``coef[:, k] = alpha_bar_k * y_k / gamma_k`` over the rows with a
-        non-zero averaged coefficient, ``intercept = b_k / gamma_k``; the final
-        levels, biases and the averaged responses' water levels are in
-        ``params``.
+        non-zero averaged coefficient, ``intercept = b_k / gamma_k``, where
+        gamma_k (and b_k) are the level (and bias) of the averaged responses;
+        both are in ``params["levels"]`` / ``params["biases"]``.
 
     Notes
     -----
@@ -175,7 +176,13 @@ def fit(
     alpha_bar, levels, biases = result["alpha_bar"], result["levels"], result["biases"]
     n_out = targets.shape[0]
     support = np.flatnonzero(np.any(alpha_bar != 0, axis=0))
-    safe = np.where(levels > 0, levels, 1.0)  # a level <= 0: nu too small to separate; keep the sign
+    if np.any(levels <= 0):
+        import warnings
+
+        msg = (f"the water level of the averaged responses is <= 0 for {int(np.sum(levels <= 0))} output(s): "
+               "`nu` is too small for these data (or `n_iter` too short); the model keeps the unscaled expansion")
+        warnings.warn(msg, RuntimeWarning, stacklevel=2)
+    safe = np.where(levels > 0, levels, 1.0)
     coef = (alpha_bar[:, support] * targets[:, support] / safe[:, None]).T
     intercept = biases / safe
     params = {
