@@ -10,12 +10,15 @@ saved models::
     load("model.npz", backend="cpu")
 """
 
-from . import dsg, s3gd, tsgs3vm
-from ._model import LinearModel, RFFModel, load
+from . import dsg, s3gd, sbp, tsgs3vm
+from ._model import KernelExpansionModel, LinearModel, RFFModel, load
 from .dsg import DSGClassifier, DSGRegressor
 from .s3gd import S3GDClassifier
+from .sbp import SBPClassifier
 from .tsgs3vm import TSGS3VMClassifier
 
-__all__ = ["dsg", "tsgs3vm", "load", "RFFModel", "DSGClassifier", "DSGRegressor", "TSGS3VMClassifier",
-           "s3gd", "S3GDClassifier", "LinearModel"]
+__all__ = [
+    "dsg", "tsgs3vm", "sbp", "s3gd", "load", "RFFModel", "KernelExpansionModel", "LinearModel",
+    "DSGClassifier", "DSGRegressor", "TSGS3VMClassifier", "SBPClassifier", "S3GDClassifier",
+]
 __version__ = "0.1.0"

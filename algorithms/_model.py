@@ -209,3 +209,69 @@ class LinearModel(_ModelIO):
     params: dict = field(default_factory=dict)
     backend: str = "cpu"
     dtype: str = "float64"
+
+
+@_register
+@dataclass(frozen=True)
+class KernelExpansionModel(_ModelIO):
+    """A kernel machine stored as its expansion over support vectors (SBP).
+
+    ``f(x) = intercept + sum_j coef[j] * K(support_vectors[j], x)`` with
+    ``K(x, x') = exp(-gamma ||x - x'||^2)`` ("rbf") or ``x . x'`` ("linear").
+
+    Attributes
+    ----------
+    algorithm : str
+        "sbp".
+    support_vectors : array of shape (n_support, n_features_in)
+        Training rows with a non-zero coefficient in some output.
+    coef : array of shape (n_support, n_outputs)
+        Expansion coefficients (labels folded in).
+    intercept : array of shape (n_outputs,)
+    kernel : str
+    gamma : float
+    n_features_in : int
+    task : str
+        "binary" (sign of column 0) or "ovr" (argmax over columns).
+    classes : numpy array or None
+    params : dict
+    backend, dtype : str
+    """
+
+    ARRAYS = ("support_vectors", "coef", "intercept")
+
+    algorithm: str
+    support_vectors: object
+    coef: object
+    intercept: object
+    kernel: str
+    gamma: float
+    n_features_in: int
+    task: str
+    classes: object = None
+    params: dict = field(default_factory=dict)
+    backend: str = "cpu"
+    dtype: str = "float64"
+
+    def raw_decision(self, X, bk, chunk_elements=1 << 22):
+        """``f(X)`` of shape (n, n_outputs) on backend ``bk``, in row chunks so no more
+        than ``chunk_elements`` kernel values are held at once."""
+        xp = bk.xp
+        model = self if self.backend == bk.name else self.to(bk)
+        S = xp.astype(model.support_vectors, X.dtype)
+        coef = xp.astype(model.coef, X.dtype)
+        out = xp.zeros((X.shape[0], coef.shape[1]), dtype=X.dtype) + xp.astype(model.intercept, X.dtype)
+        if S.shape[0] == 0 or X.shape[0] == 0:
+            return out
+        sq_s = xp.sum(S * S, axis=1)
+        step = max(1, chunk_elements // S.shape[0])
+        parts = []
+        for start in range(0, X.shape[0], step):
+            Xc = X[start : min(X.shape[0], start + step), :]
+            K = Xc @ S.T
+            if self.kernel == "rbf":
+                sq = xp.sum(Xc * Xc, axis=1)
+                K = xp.exp(-self.gamma * xp.maximum(sq[:, None] + sq_s[None, :] - 2.0 * K, 0.0))
+            parts.append(K @ coef)
+        f = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+        return f + out

@@ -94,6 +94,10 @@ def _usps8(folder):
     return X, _binary(y, 8), Xt, _binary(yt, 8)
 
 
+def _letter(folder):
+    return _svmlight(folder, "letter.scale", n_features=16, test_fraction=0.2)
+
+
 # name -> (loader, short description)
 DATASETS = {
     "ijcnn1": (_ijcnn1, "IJCNN 2001, 22 features, train 49,990 / test 91,701"),
@@ -104,6 +108,7 @@ DATASETS = {
     "higgs": (_higgs, "HIGGS sample, 28 features, 10,984 rows (75/25 split)"),
     "magic04": (_magic04, "MAGIC gamma telescope, 10 features, 19,020 rows (75/25 split)"),
     "usps8": (_usps8, "USPS digit 8 vs rest, 256 pixels, train 7,291 / test 2,007"),
+    "letter": (_letter, "UCI letter, 16 features, 26 classes (labels 1..26), 20,000 rows (80/20 split)"),
 }
 
 
@@ -141,11 +146,13 @@ def _cached(name, folder, loader):
 _FILE_STEMS = {
     "ijcnn1": ("ijcnn1",), "a9a": ("a9a",), "w8a": ("w8a",), "phishing": ("phishing",),
     "skin": ("skin_nonskin",), "higgs": ("higgs",), "magic04": ("magic04",), "usps8": ("usps",),
+    "letter": ("letter",),
 }
 
 
 def load(name, data_dir_path=None):
-    """Load a dataset as ``(X_train, y_train, X_test, y_test)``, float64, labels +-1.
+    """Load a dataset as ``(X_train, y_train, X_test, y_test)``, float64, labels +-1
+    (multiclass sets such as "letter" keep their integer class labels).
 
     Parameters
     ----------

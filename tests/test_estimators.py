@@ -2,7 +2,7 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from algorithms import DSGClassifier, DSGRegressor, S3GDClassifier, TSGS3VMClassifier
+from algorithms import DSGClassifier, DSGRegressor, S3GDClassifier, SBPClassifier, TSGS3VMClassifier
 
 # Small, fast settings: the checks fit dozens of times on tiny data.
 FAST = {"n_iter": 20, "batch_size": 256, "block_size": 64, "random_state": 0}
@@ -22,7 +22,8 @@ def _expected_failures(estimator):
 @parametrize_with_checks(
     [DSGClassifier(**FAST), DSGRegressor(**FAST),
      TSGS3VMClassifier(n_iter=20, batch_size=64, block_size=32, random_state=0),
-     S3GDClassifier(step=0.1, max_epochs=200, n_anchors=10, random_state=0)],
+     S3GDClassifier(step=0.1, max_epochs=200, n_anchors=10, random_state=0),
+     SBPClassifier(nu=0.05, n_iter=100, random_state=0)],
     expected_failed_checks=_expected_failures,
 )
 def test_sklearn_compatible_estimator(estimator, check):

@@ -45,3 +45,20 @@ def test_input_is_not_modified_and_errors():
         kernel_response_update(X, np.array([0]), np.ones(2), np.ones(3), c)
     with pytest.raises(ValueError, match="`kernel` must be one of"):
         kernel_response_update(X, np.array([0]), np.ones(1), np.ones(3), c, kernel="poly")
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_blas_path_over_several_row_chunks(monkeypatch, dtype_name, kernel):
+    """cpu: from 8 changed rows on, inner products come from BLAS per row chunk."""
+    from kbackends.kernels.response import _numba
+
+    monkeypatch.setattr(_numba, "_CHUNK_ELEMENTS", 40)  # 40 // 11 = 3 rows per chunk
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((23, 4)).astype(dtype_name)
+    idx = rng.integers(0, 23, 11)
+    coef = rng.standard_normal(11).astype(dtype_name)
+    y = np.where(rng.random(23) < 0.5, 1, -1)
+    c = rng.standard_normal(23).astype(dtype_name)
+    got = _numba.kernel_response_update(X, idx, coef * y[idx], y, c, xp=np, kernel=kernel, gamma=0.3)  # the op passes coef * y[idx]
+    expected = _explicit(X, idx, coef.astype(np.float64), y, c.astype(np.float64), kernel, 0.3)
+    close(got, expected, dtype_name, scale=1 + np.abs(expected).max())

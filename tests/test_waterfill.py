@@ -15,6 +15,11 @@ def oracle(c, v):
     c = np.sort(np.asarray(c, dtype=np.float64))
     if v <= 0:
         return c[0]
+    if len(c) > 500:  # the same rule, vectorised
+        k = np.arange(1, len(c) + 1)
+        level = (v + np.cumsum(c)) / k
+        fits = np.r_[level[:-1] <= c[1:], True]
+        return level[np.argmax(fits)]
     for k in range(1, len(c) + 1):
         level = (v + c[:k].sum()) / k
         if k == len(c) or level <= c[k]:
@@ -132,3 +137,79 @@ def test_biased_bad_input():
         water_level_biased(np.array([1.0, 2.0]), np.array([1, 0]), 1.0)
     with pytest.raises(ValueError, match="same length"):
         water_level_biased(np.array([1.0, 2.0]), np.array([1, -1, 1]), 1.0)
+
+
+def _biased_oracle(c, y, v):
+    """(gamma, b) from the xp reference on NumPy: sort-based pair sums."""
+    from kbackends.kernels.waterfill._xp import water_level_biased as reference
+
+    gamma, b = reference(np.asarray(c, dtype=np.float64), np.asarray(y), v, xp=np)
+    return float(gamma), float(b)
+
+
+def _check_biased(bk, dtype_name, c, y, volume):
+    from kbackends.ops import water_level_biased
+
+    c = np.asarray(c, dtype=dtype_name)
+    gamma, b = (float(host(v)) for v in water_level_biased(bk.asarray(c), bk.asarray(y), volume))
+    want_gamma, want_b = _biased_oracle(c, y, volume)
+    scale = 1 + np.abs(c).max() + volume
+    tol = (1e-5 if dtype_name == "float32" else 1e-12) * scale
+    assert gamma == pytest.approx(want_gamma, abs=tol)
+    assert b == pytest.approx(want_b, abs=tol)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("volume", [0.0, 1e-9, 1.0, 1e9])
+@pytest.mark.parametrize("sizes", [(1, 1), (1, 9), (37, 5), (64, 64)])
+def test_biased_matches_the_sort_reference(backend, dtype_name, case, volume, sizes):
+    rng = np.random.default_rng(2)
+    n_pos, n_neg = sizes
+    c = CASES[case](rng, n_pos + n_neg)
+    y = rng.permutation(np.r_[np.ones(n_pos, dtype=np.int64), -np.ones(n_neg, dtype=np.int64)])
+    _check_biased(backend, dtype_name, c, y, volume)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    c=st.lists(st.floats(-1e3, 1e3, allow_nan=False, width=64), min_size=2, max_size=60),
+    ties=st.booleans(),
+    data=st.data(),
+    volume=st.one_of(st.just(0.0), st.floats(1e-12, 1e6)),
+)
+def test_biased_property_cpu_and_reference(c, ties, data, volume):
+    from conftest import make_backend
+
+    c = np.round(np.asarray(c) / 100.0) if ties else np.asarray(c)
+    y = np.asarray(data.draw(st.lists(st.sampled_from([1, -1]), min_size=len(c), max_size=len(c))))
+    y[0], y[1] = 1, -1
+    for name in ("cpu", "array_api_strict"):
+        _check_biased(make_backend(name), "float64", c, y, volume)
+
+
+@pytest.mark.parametrize("case", list(CASES) + ["two clusters"])
+@pytest.mark.parametrize("volume", [1e-9, 1.0, 300.0, 1e9])
+@pytest.mark.parametrize("n", [4096, 50_001])
+def test_large_segments_sampled_bracket(case, volume, n):
+    """cpu, from 4096 values on: the level from a sampled bracket and one pass
+    (and the full selection when the bracket misses, e.g. constant heights)."""
+    from conftest import make_backend
+
+    rng = np.random.default_rng(5)
+    if case == "two clusters":
+        c = np.r_[np.zeros(n // 2), np.full(n - n // 2, 1e-3)] + 1e-12 * rng.standard_normal(n)
+    else:
+        c = CASES[case](rng, n)
+    _check(make_backend("cpu"), "float64", np.r_[c, c[:7]], [volume, volume], [0, n, n + 7])
+
+
+def test_threaded_segments(monkeypatch):
+    """cpu: several large segments run in parallel (prange); same levels."""
+    from conftest import make_backend
+    from kbackends.kernels.waterfill import _numba
+
+    monkeypatch.setattr(_numba, "_PARALLEL_FROM", 1000)
+    rng = np.random.default_rng(6)
+    sizes = [5000, 1, 4097, 300]
+    c = rng.standard_normal(sum(sizes))
+    _check(make_backend("cpu"), "float64", c, [1.0, 0.5, 50.0, 0.0], np.r_[0, np.cumsum(sizes)])

@@ -4,5 +4,5 @@ from ..._registry import register_kernel
 
 for _impl, _module in (("xp", "_xp"), ("numba", "_numba"), ("cuda", "_cuda")):
     register_kernel("water_level", _impl, f"{__name__}.{_module}:water_level")
-# Sort-based on every backend for now (the xp path runs on NumPy and CuPy alike).
-register_kernel("water_level_biased", "xp", f"{__name__}._xp:water_level_biased")
+for _impl, _module in (("xp", "_xp"), ("numba", "_numba"), ("cuda", "_cuda")):
+    register_kernel("water_level_biased", _impl, f"{__name__}.{_module}:water_level_biased")

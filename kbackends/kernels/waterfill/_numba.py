@@ -1,19 +1,58 @@
-"""Numba water level: segments in parallel, each by expected-linear selection."""
+"""Numba water level: segments in parallel, each by expected-linear selection;
+the two-basin level by a bisection of quickselects (expected linear, no sort)."""
 
 import numpy as np
 from numba import njit, prange
 
-from ._core import segment_level
+from ._core import biased_level, segment_level_sampled
 
 
 @njit(parallel=True, cache=True)
 def _levels(c, volume, offsets, out):
     for s in prange(offsets.shape[0] - 1):
-        scratch = c[offsets[s] : offsets[s + 1]].copy()
-        out[s] = segment_level(scratch, volume[s], s + 1)
+        seg = c[offsets[s] : offsets[s + 1]]
+        out[s] = segment_level_sampled(seg, np.empty(seg.shape[0], dtype=np.float64), volume[s], s + 1)
+
+
+@njit(cache=True)
+def _levels_serial(c, volume, offsets, out):
+    for s in range(offsets.shape[0] - 1):
+        seg = c[offsets[s] : offsets[s + 1]]
+        out[s] = segment_level_sampled(seg, np.empty(seg.shape[0], dtype=np.float64), volume[s], s + 1)
+
+
+# Threaded across segments only when there are several and enough work: a parallel
+# region per call costs more than a small single level (see the response kernel).
+_PARALLEL_FROM = 1 << 20
 
 
 def water_level(c, volume, offsets, *, xp):
     out = np.empty(offsets.shape[0] - 1, dtype=c.dtype)
-    _levels(c, volume.astype(np.float64), offsets.astype(np.int64), out)
+    levels = _levels if offsets.shape[0] > 2 and c.shape[0] >= _PARALLEL_FROM else _levels_serial
+    levels(c, volume.astype(np.float64), offsets.astype(np.int64), out)
     return out
+
+
+@njit(cache=True)
+def _biased(c, y, volume):
+    n_pos = 0
+    for i in range(c.shape[0]):
+        if y[i] > 0:
+            n_pos += 1
+    P = np.empty(n_pos, dtype=np.float64)
+    N = np.empty(c.shape[0] - n_pos, dtype=np.float64)
+    i_p = 0
+    i_n = 0
+    for i in range(c.shape[0]):  # the two classes' scratch copies in one pass
+        if y[i] > 0:
+            P[i_p] = c[i]
+            i_p += 1
+        else:
+            N[i_n] = c[i]
+            i_n += 1
+    return biased_level(P, N, volume, 1)
+
+
+def water_level_biased(c, y, volume, *, xp):
+    gamma, b = _biased(np.ascontiguousarray(c), np.ascontiguousarray(y), float(volume))
+    return gamma, b
