@@ -10,10 +10,11 @@ saved models::
     load("model.npz", backend="cpu")
 """
 
-from . import dsg, tsgs3vm
+from . import dsg, tsgs3vm, tsgsu
 from ._model import RFFModel, load
 from .dsg import DSGClassifier, DSGRegressor
 from .tsgs3vm import TSGS3VMClassifier
+from .tsgsu import TSGSUClassifier
 
-__all__ = ["dsg", "tsgs3vm", "load", "RFFModel", "DSGClassifier", "DSGRegressor", "TSGS3VMClassifier"]
+__all__ = ["dsg", "tsgs3vm", "tsgsu", "load", "RFFModel", "DSGClassifier", "DSGRegressor", "TSGS3VMClassifier", "TSGSUClassifier"]
 __version__ = "0.1.0"
