@@ -405,7 +405,8 @@ def su_risk(model, X_similar, X_unlabeled, *, correction=None, backend="auto"):
 # --- SU data from a labeled set -------------------------------------------------------------
 
 
-def make_su_data(X, y, n_pairs, n_unlabeled, *, prior=None, replace=False, random_state=None):
+def make_su_data(X, y, n_pairs, n_unlabeled, *, prior=None, replace=False, random_state=None,
+                 return_labels=False):
     """Build an SU problem from labeled data as the paper's experiments do.
 
     Each similar pair is positive with probability ``pi_+^2 / pi_S`` (else
@@ -426,11 +427,16 @@ def make_su_data(X, y, n_pairs, n_unlabeled, *, prior=None, replace=False, rando
         when a class has fewer points than the draws need. Without replacement
         no point is used twice (across pairs and unlabeled points).
     random_state : None, int or numpy Generator
+    return_labels : bool, default False
+        Also return the hidden labels (+1 / -1) of the pairs and of the
+        unlabeled points (for supervised references on the same points).
 
     Returns
     -------
     X_similar : ndarray of shape (n_pairs, 2, n_features)
     X_unlabeled : ndarray of shape (n_unlabeled, n_features)
+    y_similar, y_unlabeled : ndarrays of shape (n_pairs,) and (n_unlabeled,)
+        Only with ``return_labels``.
     """
     X = np.asarray(to_numpy(X) if hasattr(X, "__array_namespace__") else X)
     y = np.asarray(to_numpy(y) if hasattr(y, "__array_namespace__") else y)
@@ -469,7 +475,12 @@ def make_su_data(X, y, n_pairs, n_unlabeled, *, prior=None, replace=False, rando
         X[q[: 2 * (n_pairs - n_pos_pairs)]].reshape(-1, 2, d),
     ])
     unlabeled = np.concatenate([X[p[2 * n_pos_pairs:]], X[q[2 * (n_pairs - n_pos_pairs):]]])
-    return pairs[rng.permutation(n_pairs)], unlabeled[rng.permutation(n_unlabeled)]
+    y_pairs = np.where(np.arange(n_pairs) < n_pos_pairs, 1, -1)
+    y_unl = np.where(np.arange(n_unlabeled) < n_pos_u, 1, -1)
+    order_s, order_u = rng.permutation(n_pairs), rng.permutation(n_unlabeled)
+    if return_labels:
+        return pairs[order_s], unlabeled[order_u], y_pairs[order_s], y_unl[order_u]
+    return pairs[order_s], unlabeled[order_u]
 
 
 # --- SU-SL: Bao et al.'s closed form ----------------------------------------------------------
@@ -688,7 +699,8 @@ class TSGSUClassifier(ClassifierMixin, BaseEstimator):
     """SU classification (TSGSU) as a scikit-learn estimator.
 
     ``fit(X, s)`` with ``s == 1`` for points of similar pairs (marginalised,
-    Eq. (7)) and ``s == 0`` for unlabeled points; ``predict`` returns +1 / -1
+    Eq. (7)) and ``s == 0`` for unlabeled points (any two values: the larger
+    marks the similar points); ``predict`` returns +1 / -1
     (+1 the class of prior ``prior``; with ``prior=None`` it is estimated and
     +1 is the larger class). Parameters as in :func:`algorithms.tsgsu.fit`.
 
@@ -727,25 +739,41 @@ class TSGSUClassifier(ClassifierMixin, BaseEstimator):
         self.backend = backend
         self.dtype = dtype
 
-    def fit(self, X, s):
-        """Fit on rows ``X`` with ``s = 1`` (similar-pair points) / ``0`` (unlabeled)."""
-        if s is None:
-            msg = f"{type(self).__name__} requires s (1: similar, 0: unlabeled) to be passed, but it is None"
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # s has two values; predictions two classes
+        return tags
+
+    def fit(self, X, y):
+        """Fit on rows ``X`` with ``y`` = s: 1 for points of similar pairs, 0 for unlabeled points.
+
+        (The argument is named ``y`` for scikit-learn; it is the SU indicator s,
+        not a class label.)
+        """
+        if y is None:
+            msg = (f"{type(self).__name__} requires y to be passed, but the target y is None "
+                   "(y = s: 1 similar, 0 unlabeled)")
             raise ValueError(msg)
-        X, s = sklearn_validate(self, X, s, reset=True)
+        X, s = sklearn_validate(self, X, y, reset=True)
+        if is_numpy_like(s):
+            from sklearn.utils.multiclass import check_classification_targets, type_of_target
+
+            check_classification_targets(s)
+            if type_of_target(s) not in ("binary",) and np.unique(s).size > 2:
+                msg = ("Only binary classification is supported: y = s must hold 1 (point of a similar pair) "
+                       f"or 0 (unlabeled point), got {type_of_target(s)} values")
+                raise ValueError(msg)
         s_host = to_numpy(s) if not is_numpy_like(s) else np.asarray(s)
         if s_host.ndim != 1:
-            msg = f"`s` must be 1-D (1: similar, 0: unlabeled), got shape {s_host.shape}"
+            msg = f"`y` (s) must be 1-D (1: similar, 0: unlabeled), got shape {s_host.shape}"
             raise ValueError(msg)
         values = np.unique(s_host)
-        if not np.all(np.isin(values, (0, 1))):
-            msg = (f"`s` must hold 1 (point of a similar pair) or 0 (unlabeled point), got values "
-                   f"{values[:5].tolist()}")
-            raise ValueError(msg)
         if values.size < 2:
-            msg = f"`s` has only the value {values.tolist()}; both similar (1) and unlabeled (0) points are needed"
+            msg = (f"`y` (s) has only 1 class ({values.tolist()}); both similar (1) and unlabeled (0) "
+                   "points are needed")
             raise ValueError(msg)
-        rows_s, rows_u = np.flatnonzero(s_host == 1), np.flatnonzero(s_host == 0)
+        # Two values: the larger marks the similar points (1 / 0, True / False, 1 / -1).
+        rows_s, rows_u = np.flatnonzero(s_host == values[1]), np.flatnonzero(s_host == values[0])
         if is_numpy_like(X):
             X_s, X_u = X[rows_s], X[rows_u]
         else:

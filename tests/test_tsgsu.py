@@ -47,6 +47,9 @@ def test_make_su_data_prior_labels_and_errors():
     X, y = _two_blobs(4000, 0.5, 8.0, 0)
     X_s, X_u = tsgsu.make_su_data(X, (y > 0).astype(int), 300, 1500, prior=0.8, random_state=0)
     assert np.mean(X_u[:, 0] > 0) == pytest.approx(0.8, abs=0.04)
+    X_s, X_u, y_s, y_u = tsgsu.make_su_data(X, y, 200, 300, random_state=5, return_labels=True)
+    np.testing.assert_array_equal(np.sign(X_s[:, 0, 0]), y_s)
+    np.testing.assert_array_equal(np.sign(X_u[:, 0]), y_u)
     a = tsgsu.make_su_data(X, y, 50, 60, random_state=3)
     b = tsgsu.make_su_data(X, y, 50, 60, random_state=3)
     np.testing.assert_array_equal(a[0], b[0])
@@ -230,5 +233,7 @@ def test_classifier_fit_s_and_predict(magic):
     direct = tsgsu.fit(X_s.reshape(-1, X_s.shape[2]), X_u, prior=prior, random_state=0)
     np.testing.assert_allclose(clf.decision_function(Xt[:100]), tsgsu.decision_function(direct, Xt[:100]))
     assert clf.score(Xt, yt) > 0.78
-    with pytest.raises(ValueError, match="`s` must hold"):
+    with pytest.raises(ValueError, match="Only binary"):
         TSGSUClassifier(prior=prior).fit(X[:10], np.arange(10))
+    with pytest.raises(ValueError, match="only 1 class"):
+        TSGSUClassifier(prior=prior).fit(X[:10], np.ones(10))
