@@ -89,6 +89,26 @@ def test_derivative_hook_is_the_gradient_of_the_batch_risk(loss, correction):
             assert batch.g[i, 0] / n == pytest.approx(numeric, abs=1e-6)
 
 
+def test_smoothed_correction_takes_the_sign_of_the_running_average():
+    from algorithms._engine import _Batch
+
+    xp = make_backend("cpu").xp
+    risk = tsgsu._SURisk(prior=0.7, loss="squared", correction="abs")
+    rng = np.random.default_rng(1)
+    f1 = (rng.normal(size=(5, 1)), rng.normal(size=(6, 1)))
+    f2 = (rng.normal(size=(5, 1)) + 2, rng.normal(size=(6, 1)))
+    hook = risk.hook(0.9)
+    hook([_Batch(None, None, None, f1[0]), _Batch(None, None, None, f1[1])], xp)  # first call: batch values
+    sim, unl = _Batch(None, None, None, f2[0]), _Batch(None, None, None, f2[1])
+    hook([sim, unl], xp)
+    a = [0.9 * p1 + 0.1 * p2 for p1, p2 in zip(risk.parts(*f1, xp), risk.parts(*f2, xp))]
+    expected_sim, expected_unl = _Batch(None, None, None, f2[0]), _Batch(None, None, None, f2[1])
+    state = {"a": a[0], "b": a[1]}
+    risk.derivatives([expected_sim, expected_unl], xp, state, 0.0)  # signs at the given averages
+    np.testing.assert_allclose(sim.g, expected_sim.g)
+    np.testing.assert_allclose(unl.g, expected_unl.g)
+
+
 def test_uncorrected_risk_is_the_supervised_risk():
     """Bao et al.'s unbiased risk: on SU data drawn from a labeled set it matches
     the mean squared loss (f y - 1)^2 / 4 on labeled data (Monte Carlo)."""
@@ -148,6 +168,8 @@ def test_fit_errors(magic):
         tsgsu.fit(X_s, X_u[:, :3], prior=prior)
     with pytest.raises(ValueError, match="`lam`"):
         tsgsu.fit(X_s, X_u, prior=prior, lam=0.0)
+    with pytest.raises(ValueError, match="`correction_smoothing`"):
+        tsgsu.fit(X_s, X_u, prior=prior, correction_smoothing=1.0)
 
 
 def test_matches_across_backends(magic, backend):
