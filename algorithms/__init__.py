@@ -10,15 +10,16 @@ saved models::
     load("model.npz", backend="cpu")
 """
 
-from . import dsg, s3gd, sbp, tsgs3vm
+from . import dsg, s3gd, sbp, tsgs3vm, tsgsu
 from ._model import KernelExpansionModel, LinearModel, RFFModel, load
 from .dsg import DSGClassifier, DSGRegressor
 from .s3gd import S3GDClassifier
 from .sbp import SBPClassifier
 from .tsgs3vm import TSGS3VMClassifier
+from .tsgsu import TSGSUClassifier
 
 __all__ = [
-    "dsg", "tsgs3vm", "sbp", "s3gd", "load", "RFFModel", "KernelExpansionModel", "LinearModel",
-    "DSGClassifier", "DSGRegressor", "TSGS3VMClassifier", "SBPClassifier", "S3GDClassifier",
+    "dsg", "tsgs3vm", "tsgsu", "sbp", "s3gd", "load", "RFFModel", "KernelExpansionModel", "LinearModel",
+    "DSGClassifier", "DSGRegressor", "TSGS3VMClassifier", "TSGSUClassifier", "SBPClassifier", "S3GDClassifier",
 ]
 __version__ = "0.1.0"

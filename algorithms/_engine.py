@@ -61,6 +61,8 @@ class Source:
         Multiplier of this source's mean loss.
     batch_size : int
         Rows drawn per iteration (with replacement).
+    curvature : float or None
+        Weight of the source in the preconditioned step's covariance; None: ``weight``.
     """
 
     X: object
@@ -68,6 +70,9 @@ class Source:
     loss: Loss
     weight: float
     batch_size: int
+    # Weight of this source's rows in the preconditioner's curvature (default: weight),
+    # for losses whose curvature in f is not their weight (TSGSU's similar points: 0).
+    curvature: float | None = None
 
 
 @dataclass
@@ -109,6 +114,12 @@ class EngineSettings:
     max_blocks: int | None = None
     callback: Callable | None = None
     sampling_seed: int = 0
+    # Objectives that are not a plain sum of per-source mean losses (TSGSU's
+    # non-negative risk correction, which weighs each source's derivatives by the
+    # sign of a risk term summed over the batches of several sources): called as
+    # ``derivatives(batches, xp)`` after the predictions, it sets every batch's
+    # ``g`` (weighted loss derivatives) in place of ``loss.derivative * weight``.
+    derivatives: Callable | None = None
 
 
 @dataclass
@@ -313,8 +324,11 @@ def _run(sources, bk, settings, dtype):
             intercept = intercept + shift
             for batch in batches:
                 batch.f = batch.f + shift
-        for batch in batches:
-            batch.g = batch.source.loss.derivative(batch.f, batch.y, xp) * batch.source.weight
+        if s.derivatives is not None:
+            s.derivatives(batches, xp)
+        else:
+            for batch in batches:
+                batch.g = batch.source.loss.derivative(batch.f, batch.y, xp) * batch.source.weight
 
         # 3: which block.
         target = n_blocks  # a new block unless the variant says otherwise
@@ -437,7 +451,9 @@ def _block_step(batches, omega, phase, bk, s: EngineSettings, eta: float, F: int
             phi = xp.concat((phi, xp.ones((B, 1), dtype=phi.dtype, device=_device(phi))), axis=1)
         # The B x F products in the compute dtype (float32 halves the time; the
         # ridge dominates the rounding), the small F x F solve in float64.
-        c = xp.astype(phi.T @ phi, f64) * (batch.source.weight / B)  # each source's Gauss-Newton curvature
+        src = batch.source
+        weight = src.weight if src.curvature is None else src.curvature
+        c = xp.astype(phi.T @ phi, f64) * (weight / B)  # each source's Gauss-Newton curvature
         r = xp.astype(phi.T @ xp.astype(batch.g, phi.dtype), f64) / B
         cov = c if cov is None else cov + c
         rhs = r if rhs is None else rhs + r

@@ -25,6 +25,7 @@ __all__ = ["run", "SECTIONS", "Row", "PeakMemory", "measure", "_measure", "markd
 SECTIONS = {
     "dsg": "algorithms._bench.dsg",
     "tsgs3vm": "algorithms._bench.tsgs3vm",
+    "tsgsu": "algorithms._bench.tsgsu",
     "sbp": "algorithms._bench.sbp",
     "s3gd": "algorithms._bench.s3gd",
 }
