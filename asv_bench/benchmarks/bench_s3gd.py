@@ -101,10 +101,6 @@ class S3GDFit:
         s3gd.fit(self.X, self.y, max_epochs=2, **self.kw)
         synchronize(self.bk)
 
-    def time_predict(self, data, backend, method):
-        s3gd.predict(self.model, self.Xt)
-        synchronize(self.bk)
-
     def peakmem_fit(self, data, backend, method):
         s3gd.fit(self.X, self.y, max_epochs=2, **self.kw)
 

@@ -68,6 +68,8 @@ def _make_peer(peer):
 
 
 class SemiSupervisedPeers:
+    """Fit / predict time and accuracy of the peers (no peakmem: the bench command reports memory)."""
+
     params = (["SelfTraining(SVC)", "LabelSpreading(knn)"],)
     param_names = ["peer"]
     timeout = 900
@@ -92,9 +94,6 @@ class SemiSupervisedPeers:
 
     def time_predict(self, data, peer):
         self.model.predict(self.X_t)
-
-    def peakmem_fit(self, data, peer):
-        _make_peer(peer).fit(self.X, self.y)
 
     def track_test_accuracy(self, data, peer):
         return float(np.mean(self.model.predict(self.X_t) == self.y_t))
