@@ -279,7 +279,7 @@ def plot(rows, backend):
     for r in rows:
         if r.method not in methods and "100000" not in r.size:
             methods.append(r.method)
-    fig, ax = plt.subplots(figsize=(max(6, 2.2 * len(datasets)), 4.5))
+    fig, ax = plt.subplots(figsize=(max(6, 2.2 * len(datasets)) + 2.5, 4.5))
     width = 0.8 / len(methods)
     for j, method in enumerate(methods):
         means, stds = [], []
@@ -295,7 +295,7 @@ def plot(rows, backend):
     lo = np.nanmin([100 * r.accuracy for r in rows]) - 5
     ax.set_ylim(max(0, lo), 100)
     ax.set_title("SU classification: 5,000 similar pairs + 10,000 unlabeled points (mean +- std over seeds)")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars, not over them
     fig.tight_layout()
     return fig
 
