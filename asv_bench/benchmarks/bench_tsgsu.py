@@ -10,7 +10,7 @@ on 500 random features (ridge chosen by the held-out SU risk).
 import numpy as np
 
 from algorithms import tsgsu
-from algorithms._bench.tsgsu import SETTINGS, prepare, su_sl_selected, su_split
+from algorithms._bench.tsgsu import prepare, su_sl_selected, su_split
 
 from .common import BACKENDS, backend_or_skip, synchronize
 
@@ -35,7 +35,7 @@ class TSGSU:
         self.bk = bk = backend_or_skip(backend)
         X_s, X_u, X_t, self.y_t, prior = data
         self.X_s, self.X_u, self.X_t = (bk.asarray(a) for a in (X_s, X_u, X_t))
-        self.kwargs = {"prior": prior, "random_state": 0, "backend": bk, **SETTINGS[DATASET]["tsgsu"]}
+        self.kwargs = {"prior": prior, "random_state": 0, "backend": bk}
         self.model = tsgsu.fit(self.X_s, self.X_u, **self.kwargs)
 
     def time_fit(self, data, backend):
