@@ -33,7 +33,7 @@ from .common import Row, _measure
 SETTINGS = {
     "a9a": {"gamma": 0.05, "svc_C": 1.0, "nu": 0.011, "bias": True, "n_iter": 4000, "quick_iter": 600,
             "curve": (1000, 2000, 4000, 8000), "quick_curve": (150, 300, 600)},
-    "usps8": {"gamma": "scale", "svc_C": 10.0, "nu": 5e-6, "bias": True, "n_iter": 500, "quick_iter": 300},
+    "usps8": {"gamma": "scale", "svc_C": 10.0, "nu": 5e-6, "bias": True, "n_iter": 300, "quick_iter": 300},
     "letter": {"gamma": 1.0, "svc_C": 10.0, "nu": 1e-4, "bias": False, "n_iter": 1000, "quick_iter": 300},
 }
 QUICK_SIZES = {"a9a": (4000, 4000), "usps8": (2000, 1000), "letter": (3000, 1000)}
