@@ -37,12 +37,11 @@ import math
 import time
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
 from kbackends import get_kernel, ops, resolve
 from kbackends._xp_utils import to_numpy
 
+from ._estimator import FunctionalClassifier
 from ._model import LinearModel
 from ._validation import (
     check_choice,
@@ -52,9 +51,7 @@ from ._validation import (
     check_X,
     check_y_length,
     encode_classes,
-    is_numpy_like,
     seed_from,
-    sklearn_validate,
 )
 
 LOSSES = ("logistic", "squared_hinge", "smooth_hinge")
@@ -482,7 +479,7 @@ def objective(model, X, y, *, backend="auto"):
     return total
 
 
-class S3GDClassifier(ClassifierMixin, BaseEstimator):
+class S3GDClassifier(FunctionalClassifier):
     """Linear classifier trained by S3GD (or prox-SVRG / prox-SGD), scikit-learn style.
 
     Parameters are those of :func:`algorithms.s3gd.fit`. Like scikit-learn's linear
@@ -506,6 +503,10 @@ class S3GDClassifier(ClassifierMixin, BaseEstimator):
     >>> S3GDClassifier(step=0.1, max_epochs=5, random_state=0).fit(X, y).score(X, y) > 0.95
     True
     """
+
+    _fit = staticmethod(fit)
+    _decision_function = staticmethod(decision_function)
+    _predict = staticmethod(predict)
 
     def __init__(self, *, loss="logistic", penalty="l2", lam=1e-3, l1_ratio=0.5, n_anchors=100, k_nearest=5,
                  step=1.0, inner_iter=None, batch_size=10, max_epochs=10.0, max_time=None, class_weight=None,
@@ -533,31 +534,12 @@ class S3GDClassifier(ClassifierMixin, BaseEstimator):
         self.dtype = dtype
 
     def fit(self, X, y):
-        """Fit on (X, y); CuPy in, model on the GPU."""
-        from sklearn.utils.multiclass import check_classification_targets
-
-        if y is None:
-            msg = f"{type(self).__name__} requires y to be passed, but the target y is None"
-            raise ValueError(msg)
-        X, y = sklearn_validate(self, X, y, reset=True)
-        if is_numpy_like(y):
-            check_classification_targets(y)
-        self.model_ = fit(X, y, **self.get_params())
-        self.classes_ = np.asarray(self.model_.classes)
+        """Fit on (X, y); sets ``coef_`` and ``intercept_`` like scikit-learn's linear models."""
+        super().fit(X, y)
         self.n_features_in_ = self.model_.n_features_in
         self.coef_ = self.model_.coef
         self.intercept_ = self.model_.intercept
         return self
-
-    def decision_function(self, X):
-        """Decision values: (n_samples,) for two classes, else (n_samples, n_classes)."""
-        check_is_fitted(self, "model_")
-        return decision_function(self.model_, sklearn_validate(self, X, None, reset=False))
-
-    def predict(self, X):
-        """Predicted labels; CuPy in, CuPy out."""
-        check_is_fitted(self, "model_")
-        return predict(self.model_, sklearn_validate(self, X, None, reset=False))
 
 
 __all__ = ["LOSSES", "METHODS", "PENALTIES", "S3GDClassifier", "decision_function", "fit", "objective", "predict"]

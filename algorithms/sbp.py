@@ -52,12 +52,11 @@ import math
 import time
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
 from kbackends import get_kernel, ops, resolve
 from kbackends._xp_utils import to_numpy
 
+from ._estimator import FunctionalClassifier
 from ._model import KernelExpansionModel
 from ._validation import (
     check_choice,
@@ -67,9 +66,7 @@ from ._validation import (
     check_positive_int,
     check_X,
     encode_classes,
-    is_numpy_like,
     seed_from,
-    sklearn_validate,
 )
 
 __all__ = ["fit", "decision_function", "predict", "nu_from_svm", "SBPClassifier", "KERNELS"]
@@ -458,7 +455,7 @@ def nu_from_svm(X, y, *, C=1.0, kernel="rbf", gamma="median", svm=None, max_samp
     return float(hinge.mean() / norm)
 
 
-class SBPClassifier(ClassifierMixin, BaseEstimator):
+class SBPClassifier(FunctionalClassifier):
     """Kernel SVM by the Stochastic Batch Perceptron, as a scikit-learn estimator.
 
     Parameters as in :func:`algorithms.sbp.fit`. Accepts NumPy or CuPy ``X``;
@@ -480,6 +477,10 @@ class SBPClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
+    _fit = staticmethod(fit)
+    _decision_function = staticmethod(decision_function)
+    _predict = staticmethod(predict)
+
     def __init__(self, *, nu=0.01, kernel="rbf", gamma="median", bias=True, n_iter=None, batch_size=1,
                  random_state=None, backend="auto", dtype=None):
         self.nu = nu
@@ -492,26 +493,3 @@ class SBPClassifier(ClassifierMixin, BaseEstimator):
         self.backend = backend
         self.dtype = dtype
 
-    def fit(self, X, y):
-        """Fit on (X, y); CuPy in, model on the GPU."""
-        from sklearn.utils.multiclass import check_classification_targets
-
-        if y is None:
-            msg = f"{type(self).__name__} requires y to be passed, but the target y is None"
-            raise ValueError(msg)
-        X, y = sklearn_validate(self, X, y, reset=True)
-        if is_numpy_like(y):
-            check_classification_targets(y)
-        self.model_ = fit(X, y, **self.get_params())
-        self.classes_ = np.asarray(self.model_.classes)
-        return self
-
-    def decision_function(self, X):
-        """Decision values: (n_samples,) for two classes, else (n_samples, n_classes)."""
-        check_is_fitted(self, "model_")
-        return decision_function(self.model_, sklearn_validate(self, X, None, reset=False))
-
-    def predict(self, X):
-        """Predicted labels; CuPy in, CuPy out."""
-        check_is_fitted(self, "model_")
-        return predict(self.model_, sklearn_validate(self, X, None, reset=False))

@@ -34,8 +34,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
 from kbackends import resolve
 from kbackends._xp_utils import to_numpy
@@ -43,6 +41,7 @@ from kbackends.random import KERNELS
 
 from . import _engine
 from ._losses import HINGE, UNLABELED_LOSSES
+from ._estimator import FunctionalClassifier
 from ._model import RFFModel
 from ._validation import (
     check_choice,
@@ -51,8 +50,6 @@ from ._validation import (
     check_positive_int,
     check_X,
     check_y_length,
-    is_numpy_like,
-    sklearn_validate,
     seed_from,
 )
 from .dsg import decision_function, predict
@@ -219,13 +216,17 @@ def fit(
     )
 
 
-class TSGS3VMClassifier(ClassifierMixin, BaseEstimator):
+class TSGS3VMClassifier(FunctionalClassifier):
     """Semi-supervised SVM (TSGS3VM) as a scikit-learn estimator.
 
     ``fit(X, y)`` with unlabeled rows marked ``y == -1`` (scikit-learn's
     semi-supervised convention, as in ``SelfTrainingClassifier``); parameters
     as in :func:`algorithms.tsgs3vm.fit`.
     """
+
+    _fit = staticmethod(fit)
+    _decision_function = staticmethod(decision_function)
+    _predict = staticmethod(predict)
 
     def __init__(self, *, C=1.0, C_star=None, unlabeled_loss="shg", kernel="rbf", gamma="median",
                  n_iter=None, batch_size=256, block_size=256, step=1.0, precondition=0.1, balance=True,
@@ -248,24 +249,4 @@ class TSGS3VMClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Fit on (X, y) with unlabeled rows marked ``y == -1``; CuPy in, model on the GPU."""
-        from sklearn.utils.multiclass import check_classification_targets
-
-        if y is None:
-            msg = f"{type(self).__name__} requires y to be passed, but the target y is None"
-            raise ValueError(msg)
-        X, y = sklearn_validate(self, X, y, reset=True)
-        if is_numpy_like(y):
-            check_classification_targets(y)
-        self.model_ = fit(X, y, **self.get_params())
-        self.classes_ = np.asarray(self.model_.classes)
-        return self
-
-    def decision_function(self, X):
-        """Decision values: (n_samples,) for two classes, else (n_samples, n_classes)."""
-        check_is_fitted(self, "model_")
-        return decision_function(self.model_, sklearn_validate(self, X, None, reset=False))
-
-    def predict(self, X):
-        """Predicted labels; CuPy in, CuPy out."""
-        check_is_fitted(self, "model_")
-        return predict(self.model_, sklearn_validate(self, X, None, reset=False))
+        return super().fit(X, y)
