@@ -285,15 +285,18 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
             levels = np.asarray(to_numpy(level_kernel(flat, bk.asarray(volume / s), offsets, xp=xp)), dtype=np.float64)
             heights = C
         # one uniform draw per class (batch_size of them) from under the water
-        under = to_numpy(heights < xp.astype(bk.asarray(levels), X.dtype)[:, None])
-        counts = under.sum(axis=1)
+        # (the mask stays on the backend: only the counts and the drawn rows cross to the host)
+        level_col = xp.astype(bk.asarray(levels), X.dtype)[:, None]
+        under = heights < level_col
+        counts = to_numpy(xp.sum(xp.astype(under, xp.int64), axis=1))
         if np.any(counts == 0):  # volume too small to cover anything strictly: the minima
-            under = under | to_numpy(heights <= xp.astype(bk.asarray(levels), X.dtype)[:, None])
-            counts = under.sum(axis=1)
+            under = heights <= level_col
+            counts = to_numpy(xp.sum(xp.astype(under, xp.int64), axis=1))
         ranks = rng.integers(0, counts[:, None], (n_out, batch_size))
         idx = np.empty((n_out, batch_size), dtype=np.int64)
         for k in range(n_out):
-            idx[k] = np.flatnonzero(under[k])[ranks[k]]
+            rows_under = xp.nonzero(under[k, :])[0]
+            idx[k] = to_numpy(xp.take(rows_under, bk.asarray(ranks[k]), axis=0))
         # ||w + step sum_j y_j phi(x_j)||^2 with c_j = s c_raw_j = y_j <w, phi(x_j)>
         flat_at = bk.asarray(rows_k * n + idx.ravel())
         C_at = np.asarray(to_numpy(xp.take(xp.reshape(C, (n_out * n,)), flat_at, axis=0)), dtype=np.float64)
