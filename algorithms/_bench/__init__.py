@@ -15,10 +15,10 @@ import importlib
 import time
 from pathlib import Path
 
-from .common import PeakMemory, Row, _measure, accuracy_time_figure, markdown_table, measure, subsample
+from .common import PeakMemory, Row, accuracy_time_figure, markdown_table, measure, subsample
 from .dsg import DATASETS
 
-__all__ = ["run", "SECTIONS", "Row", "PeakMemory", "measure", "_measure", "markdown_table",
+__all__ = ["run", "SECTIONS", "Row", "PeakMemory", "measure", "markdown_table",
            "accuracy_time_figure", "subsample", "DATASETS"]
 
 # Section name -> module (in the order the report shows them).

@@ -82,8 +82,6 @@ def measure(fit, predict, yt, memory=True):
     return model, float(np.mean(np.asarray(pred) == yt)), fit_s, predict_s, mb
 
 
-_measure = measure  # the name the first sections used
-
 
 def subsample(X, y, n, seed):
     """At most ``n`` rows drawn at random without replacement (order kept), as a tuple."""

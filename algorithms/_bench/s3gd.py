@@ -35,7 +35,7 @@ import warnings
 
 import numpy as np
 
-from .common import Row, _measure
+from .common import Row, measure
 
 DATASETS = ("ijcnn1", "a9a", "w8a", "phishing")
 STEPS = (0.1, 1.0, 5.0, 10.0)
@@ -214,7 +214,7 @@ def _rows(name, X, y, Xt, yt, res, quick, backend, progress):
         below = np.flatnonzero(tr["gap"] < GAP)
         epochs = float(tr["epoch"][below[0]]) if below.size else float(tr["epoch"][-1])
         size = f"step {step}, {epochs:.2f} epochs" + (", m=100 anchors" if method == "s3gd" else "")
-        _, acc, fit_s, pred_s, mb = _measure(
+        _, acc, fit_s, pred_s, mb = measure(
             lambda: s3gd.fit(X, y, method=method, step=step, lam=LAM, max_epochs=epochs, random_state=0,
                              backend=backend, checkpoint=1e9),
             lambda m: s3gd.predict(m, Xt), yt)
@@ -225,7 +225,7 @@ def _rows(name, X, y, Xt, yt, res, quick, backend, progress):
         k = res["peers"][peer]["hit_iter"] or int(res["peers"][peer]["iters"][-1])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            _, acc, fit_s, pred_s, mb = _measure(lambda: _make_peer(peer, Xa.shape[0], k).fit(Xa, y),
+            _, acc, fit_s, pred_s, mb = measure(lambda: _make_peer(peer, Xa.shape[0], k).fit(Xa, y),
                                                  lambda m: m.predict(Xta), yt)
         rows.append(Row(name, f"sklearn {peer}", acc, fit_s, pred_s, mb, f"max_iter={k}"))
         progress(f"  row {peer}: {100 * acc:.2f}% fit {fit_s:.3f} s")

@@ -28,7 +28,7 @@ import warnings
 
 import numpy as np
 
-from .common import Row, _measure
+from .common import Row, measure
 
 SETTINGS = {
     "a9a": {"gamma": 0.05, "svc_C": 1.0, "nu": 0.011, "bias": True, "n_iter": 4000, "quick_iter": 600,
@@ -54,7 +54,7 @@ def _svc_row(name, X, y, Xt, yt, C, gamma, progress):
     from sklearn.svm import SVC
 
     progress(f"{name}: sklearn SVC(C={C:g}, gamma={gamma:.4g}) ...")
-    model, acc, fit_s, pred_s, mb = _measure(lambda: SVC(C=C, gamma=gamma).fit(X, y), lambda m: m.predict(Xt), yt)
+    model, acc, fit_s, pred_s, mb = measure(lambda: SVC(C=C, gamma=gamma).fit(X, y), lambda m: m.predict(Xt), yt)
     progress(f"  {100 * acc:.2f}%  fit {fit_s:.2f} s  predict {pred_s:.2f} s")
     return model, Row(name, "sklearn SVC", acc, fit_s, pred_s, mb, f"{len(model.support_)} SV")
 
@@ -66,7 +66,7 @@ def _sbp_row(name, X, y, Xt, yt, *, nu, gamma, bias, n_iter, backend, progress, 
 
     progress(f"{name}: {label} (nu={nu:g}, T={n_iter}, bias={bias}, {backend}) ...")
     args = {"nu": nu, "gamma": gamma, "bias": bias, "n_iter": n_iter, "random_state": 0, "backend": backend}
-    model, acc, fit_s, pred_s, mb = _measure(
+    model, acc, fit_s, pred_s, mb = measure(
         lambda: sbp.fit(X, y, **args), lambda m: to_numpy(sbp.predict(m, Xt)), yt
     )
     progress(f"  {100 * acc:.2f}%  fit {fit_s:.2f} s  predict {pred_s:.2f} s")

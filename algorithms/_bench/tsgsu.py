@@ -124,7 +124,7 @@ def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=N
     from kbackends._xp_utils import to_numpy
 
     from .. import dsg, tsgsu
-    from .common import Row, _measure
+    from .common import Row, measure
 
     X, y, Xt, yt = prepare(name, data_dir)
     X32, Xt32 = X.astype(np.float32), Xt.astype(np.float32)
@@ -140,11 +140,8 @@ def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=N
 
         def add(method, fit, predict, extra=""):
             progress(f"{name} seed {seed}: {method} ...")
-            if seed == seeds[0]:
-                model, acc, fit_s, pred_s, mb = _measure(fit, predict, yt)
-            else:  # peak memory (a second, traced fit) on the first seed only
-                model, acc, fit_s, pred_s = _timed(fit, predict, yt)
-                mb = float("nan")
+            # peak memory (a second, traced fit) on the first seed only
+            model, acc, fit_s, pred_s, mb = measure(fit, predict, yt, memory=seed == seeds[0])
             rows.append(Row(name, method, acc, fit_s, pred_s, mb, size + extra))
             progress(f"  {100 * acc:.2f}%  fit {fit_s:.2f} s  predict {pred_s:.2f} s")
             return model
@@ -195,28 +192,18 @@ def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=N
     return rows, priors
 
 
-def _timed(fit, predict, yt):
-    start = time.perf_counter()
-    model = fit()
-    fit_s = time.perf_counter() - start
-    start = time.perf_counter()
-    pred = predict(model)
-    predict_s = time.perf_counter() - start
-    return model, float(np.mean(np.asarray(pred) == yt)), fit_s, predict_s
-
-
 def skin_scaling(backend, progress, data_dir=None, n_unlabeled=100_000):
     """TSGSU on Skin_NonSkin with 5,000 pairs and 100,000 unlabeled points: fit time."""
     from kbackends._xp_utils import to_numpy
 
     from .. import tsgsu
-    from .common import Row, _measure
+    from .common import Row, measure
 
     X, y, Xt, yt = prepare("skin", data_dir)
     (X_s, X_u, _, _), prior = su_split(X.astype(np.float32), y, 5000, n_unlabeled, 0)
     tsgsu.fit(X_s[:200], X_u[:200], prior=prior, n_iter=2, backend=backend)
     progress(f"skin n_U={n_unlabeled}: TSGSU abs ({backend}) ...")
-    model, acc, fit_s, pred_s, mb = _measure(
+    model, acc, fit_s, pred_s, mb = measure(
         lambda: tsgsu.fit(X_s, X_u, prior=prior, random_state=0, backend=backend),
         lambda m: to_numpy(tsgsu.predict(m, Xt.astype(np.float32))), yt)
     progress(f"  {100 * acc:.2f}%  fit {fit_s:.2f} s")
