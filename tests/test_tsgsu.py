@@ -89,24 +89,60 @@ def test_derivative_hook_is_the_gradient_of_the_batch_risk(loss, correction):
             assert batch.g[i, 0] / n == pytest.approx(numeric, abs=1e-6)
 
 
+def _expected_g(risk, f_s, f_u, da, db):
+    """Eq. (19)'s coefficients for given signs delta'(A), delta'(B) (squared loss)."""
+    d = lambda z, t: 0.5 * t * (z * t - 1.0)  # noqa: E731
+    c, ps, pp, pn = risk.c, risk.pi_s, risk.prior, 1.0 - risk.prior
+    return (c * ps * (da * d(f_s, 1.0) - db * d(f_s, -1.0)),
+            c * (pp * db * d(f_u, -1.0) - pn * da * d(f_u, 1.0)))
+
+
 def test_smoothed_correction_takes_the_sign_of_the_running_average():
     from algorithms._engine import _Batch
 
     xp = make_backend("cpu").xp
     risk = tsgsu._SURisk(prior=0.7, loss="squared", correction="abs")
     rng = np.random.default_rng(1)
-    f1 = (rng.normal(size=(5, 1)), rng.normal(size=(6, 1)))
-    f2 = (rng.normal(size=(5, 1)) + 2, rng.normal(size=(6, 1)))
+    # Second batch: A of the batch and of the average have opposite signs.
+    f1 = (rng.normal(size=(5, 1)) - 3, 0.1 * rng.normal(size=(6, 1)) + 1)  # A > 0
+    f2 = (0.1 * rng.normal(size=(5, 1)) + 1, rng.normal(size=(6, 1)) - 1)  # A < 0
     hook = risk.hook(0.9)
     hook([_Batch(None, None, None, f1[0]), _Batch(None, None, None, f1[1])], xp)  # first call: batch values
     sim, unl = _Batch(None, None, None, f2[0]), _Batch(None, None, None, f2[1])
     hook([sim, unl], xp)
-    a = [0.9 * p1 + 0.1 * p2 for p1, p2 in zip(risk.parts(*f1, xp), risk.parts(*f2, xp))]
-    expected_sim, expected_unl = _Batch(None, None, None, f2[0]), _Batch(None, None, None, f2[1])
-    state = {"a": a[0], "b": a[1]}
-    risk.derivatives([expected_sim, expected_unl], xp, state, 0.0)  # signs at the given averages
-    np.testing.assert_allclose(sim.g, expected_sim.g)
-    np.testing.assert_allclose(unl.g, expected_unl.g)
+    batch = risk.parts(*f2, xp)
+    avg = [0.9 * p1 + 0.1 * p2 for p1, p2 in zip(risk.parts(*f1, xp), batch)]
+    assert np.sign(avg[0]) != np.sign(batch[0])
+    g_s, g_u = _expected_g(risk, *f2, np.sign(avg[0]), np.sign(avg[1]))
+    np.testing.assert_allclose(sim.g, g_s)
+    np.testing.assert_allclose(unl.g, g_u)
+
+
+def test_correction_margin_ignores_negative_parts_within_the_noise():
+    """A part below zero by less than `margin` standard errors keeps its sign (+1);
+    below by more, the correction flips it."""
+    from algorithms._engine import _Batch
+
+    xp = make_backend("cpu").xp
+    risk = tsgsu._SURisk(prior=0.7, loss="squared", correction="abs")
+    rng = np.random.default_rng(2)
+    for _ in range(1000):  # a batch whose A is negative and B positive
+        f_s, f_u = rng.normal(size=(20, 1)), rng.normal(size=(30, 1)) + 0.5
+        a, b, var_a, var_b = risk.parts(f_s, f_u, xp, with_variance=True)
+        if a < 0 < b:
+            break
+    z = float(-a / np.sqrt(var_a))  # A sits z standard errors below zero
+    for margin, da in ((1.2 * z, 1.0), (0.8 * z, -1.0), (0.0, -1.0)):
+        sim, unl = _Batch(None, None, None, f_s), _Batch(None, None, None, f_u)
+        risk.hook(0.0, margin)([sim, unl], xp)
+        g_s, g_u = _expected_g(risk, f_s, f_u, da, 1.0)
+        np.testing.assert_allclose(sim.g, g_s, err_msg=f"margin {margin}")
+        np.testing.assert_allclose(unl.g, g_u, err_msg=f"margin {margin}")
+    # The variances are those of the two batch means: check A's by Monte Carlo.
+    draws = [risk.parts(rng.normal(size=(20, 1)), rng.normal(size=(30, 1)) + 0.5, xp)[0] for _ in range(4000)]
+    k = 10000  # batches of 20 k and 30 k points: k times smaller variance of the means
+    big = risk.parts(rng.normal(size=(20 * k, 1)), rng.normal(size=(30 * k, 1)) + 0.5, xp, with_variance=True)
+    assert float(np.var(draws)) == pytest.approx(k * float(big[2]), rel=0.1)
 
 
 def test_uncorrected_risk_is_the_supervised_risk():
@@ -219,6 +255,70 @@ def test_fit_without_prior_estimates_it():
     model = tsgsu.fit(X_s, X_u, n_iter=30, random_state=0)
     assert model.params["prior"] == pytest.approx(0.75, abs=0.04)
     assert np.mean(tsgsu.predict(model, X) == y) > 0.95
+
+
+# --- label-free model selection ------------------------------------------------------------
+
+
+def test_select_params_keeps_the_lowest_cross_validated_risk(magic):
+    X_s, X_u, Xt, yt, prior = magic
+    small = {"n_iter": 15, "block_size": 16, "batch_size": 256}
+    sel = tsgsu.select_params(X_s, X_u, prior=prior, lams=(0.01, 1.0), gamma_scales=(0.3, 3.0), cv=2,
+                              random_state=0, **small)
+    assert set(sel.risks) == {(0.01, 0.3), (0.01, 3.0), (1.0, 0.3), (1.0, 3.0)}
+    best = min(sel.risks, key=sel.risks.get)
+    assert (sel.params["lam"], sel.params["gamma"]) == (best[0], best[1] * sel.gamma_median)
+    assert sel.params["prior"] == prior and sel.params["n_iter"] == 15
+    # The risk ranks like the accuracy it stands in for: the chosen pair beats the worst one.
+    worst = max(sel.risks, key=sel.risks.get)
+
+    def accuracy(lam, scale):
+        m = tsgsu.fit(X_s, X_u, **{**sel.params, "lam": lam, "gamma": scale * sel.gamma_median})
+        return float(np.mean(tsgsu.predict(m, Xt) == yt))
+
+    assert accuracy(*best) > accuracy(*worst)
+    again = tsgsu.select_params(X_s, X_u, prior=prior, lams=(0.01, 1.0), gamma_scales=(0.3, 3.0), cv=2,
+                                random_state=0, **small)
+    assert again.risks == sel.risks  # reproducible
+
+
+def test_select_params_errors(magic):
+    X_s, X_u, _, _, prior = magic
+    with pytest.raises(TypeError, match="`lam` is chosen"):
+        tsgsu.select_params(X_s, X_u, prior=prior, lam=0.1)
+    with pytest.raises(ValueError, match="`cv`"):
+        tsgsu.select_params(X_s, X_u, prior=prior, cv=1)
+    with pytest.raises(ValueError, match="`lams`"):
+        tsgsu.select_params(X_s, X_u, prior=prior, lams=(0.1, -1.0))
+    with pytest.raises(ValueError, match="at least one"):
+        tsgsu.select_params(X_s, X_u, prior=prior, gamma_scales=())
+    with pytest.raises(ValueError, match="folds need"):
+        tsgsu.select_params(X_s[:2], X_u, prior=prior, cv=3)
+
+
+def test_su_scorer_drives_grid_search_without_labels(magic):
+    from sklearn.model_selection import GridSearchCV
+
+    X_s, X_u, Xt, yt, prior = magic
+    X = np.concatenate([X_s.reshape(-1, X_s.shape[2]), X_u])
+    s = np.r_[np.ones(2 * len(X_s)), np.zeros(len(X_u))]
+    base = TSGSUClassifier(prior=prior, n_iter=20, random_state=0)
+    search = GridSearchCV(base, {"lam": [0.01, 3.0]}, scoring=tsgsu.su_scorer, cv=2).fit(X, s)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(scores < 0) and search.best_params_["lam"] == [0.01, 3.0][int(np.argmax(scores))]
+    clf = search.best_estimator_
+    direct = -tsgsu.su_risk(clf.model_, X_s, X_u, correction="abs")
+    assert tsgsu.su_scorer(clf, X, s) == pytest.approx(direct, rel=1e-5)
+    assert clf.score(Xt, yt) > 0.75  # score stays the accuracy against true labels
+    with pytest.raises(ValueError, match="two values"):
+        tsgsu.su_scorer(clf, X, np.ones(len(X)))
+
+
+def test_fit_without_intercept(magic):
+    X_s, X_u, Xt, yt, prior = magic
+    model = tsgsu.fit(X_s, X_u, prior=prior, fit_intercept=False, n_iter=30, random_state=0)
+    assert np.all(model.intercept == 0) and model.params["fit_intercept"] is False
+    assert np.mean(tsgsu.predict(model, Xt) == yt) > 0.75
 
 
 # --- SU-SL --------------------------------------------------------------------------------------

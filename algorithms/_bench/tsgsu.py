@@ -10,11 +10,13 @@ the loader's +1 is the smaller class (a9a, skin).
 
 Methods on the same points:
 - TSGSU, correction "abs" (the paper's) and "none" (Bao et al.'s unbiased risk),
-  true prior; "abs" with the default sign smoothing and with the paper's batch
-  rule (``correction_smoothing=0``); "abs" with the prior from :func:`estimate_prior`;
+  true prior; "abs" with the library's default sign rule (averaged, 2-standard-error
+  margin) and with the paper's batch rule (``correction_smoothing=0``,
+  ``correction_margin=0``); "abs" with the prior from :func:`estimate_prior`;
 - SU-SL (Bao et al. 2018, closed form, squared loss), linear and on 500 random
   Fourier features (300 in quick mode; the paper's SU-SL uses the full kernel,
-  which does not fit in memory at this size); its ridge is chosen from {1e-4, 1e-3, 1e-2, 1e-1} by the
+  which does not fit in memory at this size); its ridge (and on random features its
+  width, from ``GAMMA_SCALES``) is chosen from {1e-4, 1e-3, 1e-2, 1e-1} by the
   squared-loss SU risk with the abs correction on a held-out fifth of the SU data
   (label-free), then refit on all;
 - supervised DSG (:func:`algorithms.dsg.fit`, hinge loss, 60 iterations; 30 in
@@ -22,9 +24,11 @@ Methods on the same points:
 
 Peak memory is measured (a second, traced fit) on the first seed only.
 
-TSGSU's ``lam`` is chosen like SU-SL's ridge, without labels: from ``TSGSU_LAMS`` by
-the abs-corrected SU risk on a held-out fifth of the SU data (fits on the other four
-fifths), then refit on all; the selection's time is added to every TSGSU row's fit time.
+TSGSU's ``lam`` and width are chosen as the paper does, without labels: by
+:func:`algorithms.tsgsu.select_params` (``CV_FOLDS``-fold cross-validated
+abs-corrected SU risk over ``lam`` in {0.01, 0.03, 0.1, 0.3} and ``gamma`` in
+``GAMMA_SCALES`` x the median heuristic), then refit on all; the selection's time
+is added to every TSGSU row's fit time (and the prior estimate's to its row).
 The library's defaults otherwise.
 
 Also: the prior-estimation table (true and estimated pi_+ per seed) and the
@@ -50,7 +54,10 @@ SETTINGS = {
     "skin": {"standardize": False},
 }
 SU_SL_LAMS = (1e-4, 1e-3, 1e-2, 1e-1)
-TSGSU_LAMS = (0.01, 0.03, 0.1, 0.3)
+# Width candidates (x the median heuristic) for TSGSU and SU-SL on random features;
+# TSGSU's ``lam`` candidates are select_params' defaults.
+GAMMA_SCALES = (0.03, 0.1, 0.3, 1.0)
+CV_FOLDS = 3
 
 
 def prepare(name, data_dir=None):
@@ -80,24 +87,13 @@ def su_split(X, y, n_pairs, n_unlabeled, seed):
                               return_labels=True), prior
 
 
-def tsgsu_lam_selected(X_s, X_u, prior, seed, backend):
-    """TSGSU's lam from ``TSGSU_LAMS`` by the abs-corrected SU risk on a held-out fifth
-    of the SU data (label-free, like :func:`su_sl_selected`)."""
-    from .. import tsgsu
-
-    rng = np.random.default_rng(seed)
-    ps, pu = rng.permutation(len(X_s)), rng.permutation(len(X_u))
-    cut_s, cut_u = len(X_s) // 5, len(X_u) // 5
-    risks = []
-    for lam in TSGSU_LAMS:
-        m = tsgsu.fit(X_s[ps[cut_s:]], X_u[pu[cut_u:]], prior=prior, lam=lam, random_state=seed, backend=backend)
-        risks.append(float(tsgsu.su_risk(m, X_s[ps[:cut_s]], X_u[pu[:cut_u]], correction="abs")))
-    return TSGSU_LAMS[int(np.argmin(risks))]
-
-
 def su_sl_selected(X_s, X_u, prior, features, seed, n_components=500):
-    """SU-SL with its ridge chosen by the held-out SU risk (label-free)."""
+    """SU-SL with its ridge (and, on random features, its width) chosen by the held-out
+    abs-corrected SU risk (label-free), as TSGSU's are; then refit on all."""
+    from kbackends import resolve
+
     from .. import tsgsu
+    from .._validation import median_gamma
 
     xp = np
     rng = np.random.default_rng(seed)
@@ -106,16 +102,21 @@ def su_sl_selected(X_s, X_u, prior, features, seed, n_components=500):
     # The corrected (abs) risk: the unbiased one rewards the overfit solutions that
     # drive it negative (measured: phishing, RFF, lam 1e-4 chosen, 57% accuracy).
     risk = tsgsu._SURisk(prior=prior, loss="squared", correction="abs")
+    g0 = median_gamma(np.concatenate([X_s.reshape(-1, X_s.shape[2]), X_u]), resolve("cpu"), seed)
+    scales = GAMMA_SCALES if features == "rff" else (1.0,)
     best = None
     for lam in SU_SL_LAMS:
-        m = tsgsu.su_sl_fit(X_s[ps[cut_s:]], X_u[pu[cut_u:]], prior, lam=lam, features=features,
-                            n_components=n_components, random_state=seed)
-        val_s = m.decision_function(X_s[ps[:cut_s]].reshape(-1, X_s.shape[2]))[:, None]
-        r = risk.risk(val_s, m.decision_function(X_u[pu[:cut_u]])[:, None], xp)
-        if best is None or r < best[0]:
-            best = (r, lam)
-    return tsgsu.su_sl_fit(X_s, X_u, prior, lam=best[1], features=features, n_components=n_components,
-                           random_state=seed), best[1]
+        for scale in scales:
+            m = tsgsu.su_sl_fit(X_s[ps[cut_s:]], X_u[pu[cut_u:]], prior, lam=lam, features=features,
+                                n_components=n_components, gamma=scale * g0, random_state=seed)
+            val_s = m.decision_function(X_s[ps[:cut_s]].reshape(-1, X_s.shape[2]))[:, None]
+            r = risk.risk(val_s, m.decision_function(X_u[pu[:cut_u]])[:, None], xp)
+            if best is None or r < best[0]:
+                best = (r, lam, scale)
+    _, lam, scale = best
+    model = tsgsu.su_sl_fit(X_s, X_u, prior, lam=lam, features=features, n_components=n_components,
+                            gamma=scale * g0, random_state=seed)
+    return model, f"lam {lam:g}" + (f", gamma {scale:g} x median" if features == "rff" else "")
 
 
 def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=None, with_prior=True,
@@ -134,9 +135,12 @@ def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=N
         size = f"{n_pairs} pairs + {n_unlabeled} U"
         tsgsu.fit(X_s[:200], X_u[:200], prior=prior, n_iter=2, backend=backend)  # compile outside the timer
         start = time.perf_counter()
-        cfg = {"lam": tsgsu_lam_selected(X_s, X_u, prior, seed, backend)}
+        selection = tsgsu.select_params(X_s, X_u, prior=prior, gamma_scales=GAMMA_SCALES, cv=CV_FOLDS,
+                                        random_state=seed, backend=backend)
         select_s = time.perf_counter() - start
-        progress(f"{name} seed {seed}: lam {cfg['lam']:g} chosen by the held-out SU risk ({select_s:.1f} s)")
+        cfg = selection.params
+        chosen = f"lam {cfg['lam']:g}, gamma {cfg['gamma'] / selection.gamma_median:g} x median"
+        progress(f"{name} seed {seed}: {chosen} chosen by the {CV_FOLDS}-fold SU risk ({select_s:.1f} s)")
 
         def add(method, fit, predict, extra=""):
             progress(f"{name} seed {seed}: {method} ...")
@@ -146,14 +150,16 @@ def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=N
             progress(f"  {100 * acc:.2f}%  fit {fit_s:.2f} s  predict {pred_s:.2f} s")
             return model
 
-        for corr, smooth, label in (("abs", 0.9, "abs"), ("none", 0.9, "none"), ("abs", 0.0, "abs, batch sign")):
+        # (correction, its sign smoothing and margin): the defaults, "none", the paper's batch rule
+        variants = (("abs", {}, "abs"), ("none", {}, "none"),
+                    ("abs", {"correction_smoothing": 0.0, "correction_margin": 0.0}, "abs, batch sign"))
+        for corr, rule, label in variants:
             add(f"TSGSU {label} ({backend})",
-                lambda corr=corr, smooth=smooth: tsgsu.fit(X_s, X_u, prior=prior, correction=corr,
-                                                           correction_smoothing=smooth, random_state=seed,
-                                                           backend=backend, **cfg),
+                lambda corr=corr, rule=rule: tsgsu.fit(X_s, X_u, **{**cfg, "correction": corr, **rule},
+                                                       backend=backend),
                 lambda m: to_numpy(tsgsu.predict(m, Xt32)))
-            rows[-1].fit_s += select_s  # the label-free choice of lam is part of the fit
-            rows[-1].size += f", lam {cfg['lam']:g}"
+            rows[-1].fit_s += select_s  # the label-free choice of lam and gamma is part of the fit
+            rows[-1].size += f", {chosen}"
         if with_prior:
             start = time.perf_counter()
             try:
@@ -165,25 +171,26 @@ def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=N
             priors.append({"dataset": name, "seed": seed, "true": prior, "estimated": est, "seconds": est_s})
             progress(f"  prior: true {prior:.3f} estimated {est:.3f} ({est_s:.1f} s)")
             if np.isfinite(est):
-                start = time.perf_counter()
-                lam_est = tsgsu_lam_selected(X_s, X_u, est, seed, backend)  # the risk needs the prior too
+                start = time.perf_counter()  # the risk needs the prior too: select again
+                sel_est = tsgsu.select_params(X_s, X_u, prior=est, gamma_scales=GAMMA_SCALES, cv=CV_FOLDS,
+                                              random_state=seed, backend=backend)
                 select_est_s = time.perf_counter() - start
                 add(f"TSGSU abs, estimated prior ({backend})",
-                    lambda: tsgsu.fit(X_s, X_u, prior=est, correction="abs", random_state=seed, backend=backend,
-                                      lam=lam_est),
+                    lambda: tsgsu.fit(X_s, X_u, **sel_est.params, backend=backend),
                     lambda m: to_numpy(tsgsu.predict(m, Xt32)))
-                rows[-1].fit_s += select_est_s
-                rows[-1].size += f", lam {lam_est:g}"
+                rows[-1].fit_s += select_est_s + est_s
+                rows[-1].size += (f", lam {sel_est.params['lam']:g}, "
+                                  f"gamma {sel_est.params['gamma'] / sel_est.gamma_median:g} x median")
         for features in ("linear", "rff"):
-            lam_box = {}
+            box = {}
 
-            def fit_susl(features=features, lam_box=lam_box):
-                model, lam_box["lam"] = su_sl_selected(X_s, X_u, prior, features, seed, n_components)
+            def fit_susl(features=features, box=box):
+                model, box["chosen"] = su_sl_selected(X_s, X_u, prior, features, seed, n_components)
                 return model
 
             label = "SU-SL linear" if features == "linear" else f"SU-SL RFF ({n_components})"
             add(label, fit_susl, lambda m: m.predict(Xt32))
-            rows[-1].size += f", lam {lam_box['lam']:g}"
+            rows[-1].size += f", {box['chosen']}"
         X_all = np.concatenate([X_s.reshape(-1, X.shape[1]), X_u])
         y_all = np.concatenate([np.repeat(y_s, 2), y_u])
         add(f"supervised DSG ({backend})",
