@@ -4,7 +4,8 @@ magic04, the paper's protocol (algorithms._bench.tsgsu): 5,000 similar pairs and
 10,000 unlabeled points drawn at the class prior from the training rows, the
 held-out split for testing, the true prior. Fit / predict time, peak memory and
 test accuracy of TSGSU (correction "abs") per backend, and of SU-SL linear and
-on 500 random features (ridge chosen by the held-out SU risk).
+on 500 random features (ridge, and on random features the width, chosen by the
+held-out SU risk).
 """
 
 import numpy as np
