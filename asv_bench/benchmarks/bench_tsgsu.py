@@ -93,3 +93,31 @@ class SUSL:
         return float(np.mean(self.model.predict(data[2]) == self.y_t))
 
     track_test_accuracy.unit = "fraction"
+
+
+class SelectParams:
+    """Label-free model selection (tsgsu.select_params: 3-fold SU risk of the 0-1 loss over
+    4 x 4 (lam, width) candidates) on the cpu backend: its time and the test accuracy of
+    the refit choice. Run once in setup_cache (48 fits); the tracks read the result."""
+
+    timeout = 900
+
+    def setup_cache(self):
+        import time
+
+        X_s, X_u, X_t, y_t, prior = _data()
+        start = time.perf_counter()
+        selection = tsgsu.select_params(X_s, X_u, prior=prior, random_state=0, backend="cpu")
+        seconds = time.perf_counter() - start
+        model = tsgsu.fit(X_s, X_u, **selection.params, backend="cpu")
+        return seconds, float(np.mean(tsgsu.predict(model, X_t) == y_t))
+
+    def track_select_seconds(self, result):
+        return result[0]
+
+    track_select_seconds.unit = "seconds"
+
+    def track_selected_test_accuracy(self, result):
+        return result[1]
+
+    track_selected_test_accuracy.unit = "fraction"
