@@ -287,6 +287,17 @@ def test_select_params_keeps_the_lowest_cross_validated_risk(magic):
     assert again.risks == sel.risks  # reproducible
 
 
+def test_select_params_same_choice_on_every_backend(magic, backend):
+    X_s, X_u, _, _, prior = magic
+    X_s, X_u = X_s[:60], X_u[:120]
+    small = {"prior": prior, "lams": (0.01, 1.0), "gamma_scales": (0.3, 3.0), "cv": 2, "n_iter": 3,
+             "batch_size": 16, "block_size": 8, "random_state": 1}
+    ref = tsgsu.select_params(X_s, X_u, **small)
+    got = tsgsu.select_params(backend.asarray(X_s), backend.asarray(X_u), backend=backend, **small)
+    assert got.params == ref.params
+    np.testing.assert_allclose(list(got.risks.values()), list(ref.risks.values()), rtol=1e-5, atol=1e-6)
+
+
 def test_select_params_errors(magic):
     X_s, X_u, _, _, prior = magic
     with pytest.raises(TypeError, match="`lam` is chosen"):
