@@ -11,7 +11,7 @@ import numpy as np
 from algorithms import sbp
 from algorithms.datasets import load
 
-from .common import BACKENDS, backend_or_skip, synchronize
+from .common import _FitPredictSuite
 
 NU, C, N_ITER = 5e-6, 10.0, 500
 
@@ -22,36 +22,16 @@ def _data():
     return X, y, Xt, yt, float(1.0 / (X.shape[1] * X.var()))
 
 
-class SBP:
-    params = (BACKENDS,)
-    param_names = ["backend"]
-    timeout = 600
+class SBP(_FitPredictSuite):
+    algorithm = sbp
 
     def setup_cache(self):
         return _data()
 
-    def setup(self, data, backend):
-        self.bk = bk = backend_or_skip(backend)
-        X, y, Xt, self.yt, gamma = data
-        self.X, self.y, self.Xt = bk.asarray(X), bk.asarray(y), bk.asarray(Xt)
-        self.kwargs = {"nu": NU, "gamma": gamma, "n_iter": N_ITER, "random_state": 0, "backend": bk}
-        self.model = sbp.fit(self.X, self.y, **self.kwargs)
-
-    def time_fit(self, data, backend):
-        sbp.fit(self.X, self.y, **self.kwargs)
-        synchronize(self.bk)
-
-    def time_predict(self, data, backend):
-        sbp.predict(self.model, self.Xt)
-        synchronize(self.bk)
-
-    def peakmem_fit(self, data, backend):
-        sbp.fit(self.X, self.y, **self.kwargs)
-
-    def track_test_accuracy(self, data, backend):
-        return float(np.mean(self.bk.to_numpy(sbp.predict(self.model, self.Xt)) == self.yt))
-
-    track_test_accuracy.unit = "fraction"
+    def prepare(self, data, bk):
+        X, y, Xt, yt, gamma = data
+        kwargs = {"nu": NU, "gamma": gamma, "n_iter": N_ITER, "random_state": 0}
+        return (bk.asarray(X), bk.asarray(y)), kwargs, bk.asarray(Xt), yt
 
 
 class SVCPeer:

@@ -11,7 +11,7 @@ import numpy as np
 from algorithms import tsgs3vm
 from algorithms.datasets import load
 
-from .common import BACKENDS, backend_or_skip, synchronize
+from .common import _FitPredictSuite
 
 
 def _split(seed=0):
@@ -24,36 +24,16 @@ def _split(seed=0):
     return X[lab], y[lab], X[unl], X[test], y[test]
 
 
-class TSGS3VM:
-    params = (BACKENDS,)
-    param_names = ["backend"]
-    timeout = 600
+class TSGS3VM(_FitPredictSuite):
+    algorithm = tsgs3vm
 
     def setup_cache(self):
         return _split()
 
-    def setup(self, data, backend):
-        self.bk = bk = backend_or_skip(backend)
-        X_l, y_l, X_u, X_t, self.y_t = data
-        self.X_l, self.y_l, self.X_u, self.X_t = (bk.asarray(a.astype(np.float32)) for a in (X_l, y_l, X_u, X_t))
-        self.kwargs = {"random_state": 0, "backend": bk}
-        self.model = tsgs3vm.fit(self.X_l, self.y_l, self.X_u, **self.kwargs)
-
-    def time_fit(self, data, backend):
-        tsgs3vm.fit(self.X_l, self.y_l, self.X_u, **self.kwargs)
-        synchronize(self.bk)
-
-    def time_predict(self, data, backend):
-        tsgs3vm.predict(self.model, self.X_t)
-        synchronize(self.bk)
-
-    def peakmem_fit(self, data, backend):
-        tsgs3vm.fit(self.X_l, self.y_l, self.X_u, **self.kwargs)
-
-    def track_test_accuracy(self, data, backend):
-        return float(np.mean(self.bk.to_numpy(tsgs3vm.predict(self.model, self.X_t)) == self.y_t))
-
-    track_test_accuracy.unit = "fraction"
+    def prepare(self, data, bk):
+        X_l, y_l, X_u, X_t, y_t = data
+        X_l, y_l, X_u, X_t = (bk.asarray(a.astype(np.float32)) for a in (X_l, y_l, X_u, X_t))
+        return (X_l, y_l, X_u), {"random_state": 0}, X_t, y_t
 
 
 def _make_peer(peer):

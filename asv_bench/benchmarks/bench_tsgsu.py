@@ -13,7 +13,7 @@ import numpy as np
 from algorithms import tsgsu
 from algorithms._bench.tsgsu import prepare, su_sl_selected, su_split
 
-from .common import BACKENDS, backend_or_skip, synchronize
+from .common import _FitPredictSuite
 
 DATASET = "magic04"
 
@@ -24,36 +24,15 @@ def _data():
     return X_s, X_u, Xt.astype(np.float32), yt, prior
 
 
-class TSGSU:
-    params = (BACKENDS,)
-    param_names = ["backend"]
-    timeout = 600
+class TSGSU(_FitPredictSuite):
+    algorithm = tsgsu
 
     def setup_cache(self):
         return _data()
 
-    def setup(self, data, backend):
-        self.bk = bk = backend_or_skip(backend)
-        X_s, X_u, X_t, self.y_t, prior = data
-        self.X_s, self.X_u, self.X_t = (bk.asarray(a) for a in (X_s, X_u, X_t))
-        self.kwargs = {"prior": prior, "random_state": 0, "backend": bk}
-        self.model = tsgsu.fit(self.X_s, self.X_u, **self.kwargs)
-
-    def time_fit(self, data, backend):
-        tsgsu.fit(self.X_s, self.X_u, **self.kwargs)
-        synchronize(self.bk)
-
-    def time_predict(self, data, backend):
-        tsgsu.predict(self.model, self.X_t)
-        synchronize(self.bk)
-
-    def peakmem_fit(self, data, backend):
-        tsgsu.fit(self.X_s, self.X_u, **self.kwargs)
-
-    def track_test_accuracy(self, data, backend):
-        return float(np.mean(self.bk.to_numpy(tsgsu.predict(self.model, self.X_t)) == self.y_t))
-
-    track_test_accuracy.unit = "fraction"
+    def prepare(self, data, bk):
+        X_s, X_u, X_t, y_t, prior = data
+        return (bk.asarray(X_s), bk.asarray(X_u)), {"prior": prior, "random_state": 0}, bk.asarray(X_t), y_t
 
 
 class EstimatePrior:

@@ -20,3 +20,42 @@ def backend_or_skip(name):
 def synchronize(bk):
     """Wait for queued GPU work so the timer measures it."""
     bk.synchronize()
+
+
+class _FitPredictSuite:
+    """Fit / predict time, peak memory and test accuracy of one algorithm, per backend.
+
+    A suite subclasses this (the leading underscore keeps asv from collecting the base
+    itself), sets ``algorithm`` (a module with ``fit`` and ``predict``), returns host
+    arrays from ``setup_cache`` and implements ``prepare(data, bk)`` ->
+    ``(fit_args, fit_kwargs, X_test, y_test)`` with the arrays on backend ``bk``.
+    """
+
+    params = (BACKENDS,)
+    param_names = ["backend"]
+    timeout = 600
+    algorithm = None
+
+    def setup(self, data, backend):
+        self.bk = backend_or_skip(backend)
+        self.args, kwargs, self.X_t, self.y_t = self.prepare(data, self.bk)
+        self.kwargs = {**kwargs, "backend": self.bk}
+        self.model = self.algorithm.fit(*self.args, **self.kwargs)
+
+    def time_fit(self, data, backend):
+        self.algorithm.fit(*self.args, **self.kwargs)
+        synchronize(self.bk)
+
+    def time_predict(self, data, backend):
+        self.algorithm.predict(self.model, self.X_t)
+        synchronize(self.bk)
+
+    def peakmem_fit(self, data, backend):
+        self.algorithm.fit(*self.args, **self.kwargs)
+
+    def track_test_accuracy(self, data, backend):
+        import numpy as np
+
+        return float(np.mean(self.bk.to_numpy(self.algorithm.predict(self.model, self.X_t)) == self.y_t))
+
+    track_test_accuracy.unit = "fraction"
