@@ -215,7 +215,10 @@ class _SURisk:
         if self.correction == "none":
             da = db = 1.0
         else:
-            a, b, var_a, var_b = self.parts(sim.f, unl.f, xp, with_variance=True)
+            if margin > 0.0:
+                a, b, var_a, var_b = self.parts(sim.f, unl.f, xp, with_variance=True)
+            else:
+                (a, b), var_a, var_b = self.parts(sim.f, unl.f, xp), 0.0, 0.0
             if state is not None and smoothing > 0.0:
                 if "a" in state:
                     a = smoothing * state["a"] + (1.0 - smoothing) * a
@@ -277,6 +280,28 @@ def check_prior(prior, name="prior"):
         )
         raise ValueError(msg)
     return float(prior)
+
+
+def _split_folds(rng, n_units, n_unlabeled, k, max_units=None, max_unlabeled=None):
+    """k random disjoint folds of the similar units (pairs or points) and of the
+    unlabeled points, optionally of random subsets of at most ``max_*`` of each."""
+    folds_s = np.array_split(rng.permutation(n_units)[:max_units], k)
+    folds_u = np.array_split(rng.permutation(n_unlabeled)[:max_unlabeled], k)
+    return folds_s, folds_u
+
+
+def _fold_rows(folds_s, folds_u, pairs):
+    """Per fold: (fit rows, held-out rows) of the similar points and of the unlabeled
+    points, sorted; a similar unit is a pair (rows 2i, 2i + 1) when ``pairs``."""
+
+    def rows(units, as_pairs):
+        units = np.sort(units)
+        return np.stack([2 * units, 2 * units + 1], axis=1).reshape(-1) if as_pairs else units
+
+    for k in range(len(folds_s)):
+        rest_s = np.concatenate([f for j, f in enumerate(folds_s) if j != k])
+        rest_u = np.concatenate([f for j, f in enumerate(folds_u) if j != k])
+        yield rows(rest_s, pairs), rows(folds_s[k], pairs), rows(rest_u, False), rows(folds_u[k], False)
 
 
 # --- fit ------------------------------------------------------------------------------------
@@ -434,7 +459,9 @@ def fit(
         _engine.Source(X=X_s, y=None, loss=l_s, weight=risk.pi_s, batch_size=batch_size, curvature=0.0),
         _engine.Source(X=X_u, y=None, loss=l_u, weight=1.0, batch_size=batch_size, curvature=0.5),
     ]
-    gamma = check_gamma(gamma, xp.concat((X_s, X_u), axis=0), bk, seed)
+    if gamma == "median":  # the heuristic samples the pooled points (a float needs no copy)
+        gamma = check_gamma(gamma, xp.concat((X_s, X_u), axis=0), bk, seed)
+    gamma = check_gamma(gamma, X_s, bk, seed)
     settings = _engine.EngineSettings(
         n_iter=n_iter,
         block_size=block_size,
@@ -602,7 +629,6 @@ def select_params(X_similar, X_unlabeled, *, prior=None, lams=(0.01, 0.03, 0.1, 
         raise ValueError(msg)
     cv = check_positive_int("cv", cv, minimum=2)
     check_choice("criterion", criterion, tuple(CRITERIA))
-    crit_loss, crit_correction = CRITERIA[criterion]
     bk = resolve(backend, X_similar, X_unlabeled)
     xp = bk.xp
     pairs = (X_similar.ndim if hasattr(X_similar, "ndim") else np.ndim(X_similar)) == 3
@@ -620,27 +646,17 @@ def select_params(X_similar, X_unlabeled, *, prior=None, lams=(0.01, 0.03, 0.1, 
     if prior is None:
         prior = estimate_prior(to_numpy(X_s), to_numpy(X_u), random_state=seed)
     prior = check_prior(prior)
-    rng = np.random.default_rng(seed)
-    folds_s = np.array_split(rng.permutation(n_units), cv)
-    folds_u = np.array_split(rng.permutation(X_u.shape[0]), cv)
-
-    def take(X, units, as_pairs):
-        units = np.sort(units)
-        rows = np.stack([2 * units, 2 * units + 1], axis=1).reshape(-1) if as_pairs else units
-        return xp.take(X, bk.asarray(rows), axis=0)
-
+    folds_s, folds_u = _split_folds(np.random.default_rng(seed), n_units, X_u.shape[0], cv)
     gamma_median = check_gamma("median", xp.concat((X_s, X_u), axis=0), bk, seed)
     fixed = {**fit_params, "random_state": seed}
+    criterion_risk = _SURisk(prior, *CRITERIA[criterion])
     risks = dict.fromkeys(((lam, scale) for lam in lams for scale in gamma_scales), 0.0)
-    for k in range(cv):
-        rest_s = np.concatenate([f for j, f in enumerate(folds_s) if j != k])
-        rest_u = np.concatenate([f for j, f in enumerate(folds_u) if j != k])
-        fit_s, fit_u = take(X_s, rest_s, pairs), take(X_u, rest_u, False)
-        val_s, val_u = take(X_s, folds_s[k], pairs), take(X_u, folds_u[k], False)
+    for rows in _fold_rows(folds_s, folds_u, pairs):
+        fit_s, val_s, fit_u, val_u = (xp.take(X, bk.asarray(r), axis=0) for X, r in zip((X_s, X_s, X_u, X_u), rows))
         for lam, scale in risks:
             model = fit(fit_s, fit_u, prior=prior, lam=lam, gamma=scale * gamma_median, backend=bk, **fixed)
-            risks[(lam, scale)] += su_risk(model, val_s, val_u, loss=crit_loss, correction=crit_correction,
-                                           backend=bk) / cv
+            f_s, f_u = model.raw_decision(val_s, bk), model.raw_decision(val_u, bk)
+            risks[(lam, scale)] += criterion_risk.risk(f_s, f_u, xp) / cv
     lam, scale = min(risks, key=risks.get)
     params = {**fixed, "prior": prior, "lam": lam, "gamma": scale * gamma_median}
     return Selection(params=params, risks=risks, gamma_median=gamma_median)
@@ -827,18 +843,19 @@ def _prior_from_kappa(kappa):
     return ((2.0 * kappa - 1.0) + math.sqrt(-4.0 * kappa * kappa + 4.0 * kappa + 1.0)) / (4.0 * kappa)
 
 
-def _bottom_bin_proportion(score_s, score_u, confidence, lo=0.02, hi=0.6, n_bins=60):
+def _bottom_bin_proportion(score_s, score_u, confidences, lo=0.02, hi=0.6, n_bins=60):
     """min over thresholds t of (F_S(t) + z se) / (F_U(t) - z se), F the empirical CDFs:
-    the best-bin estimate of the proportion of U in S (Garg et al. 2021, after Scott 2015)."""
-    best = np.inf
+    the best-bin estimate of the proportion of U in S (Garg et al. 2021, after Scott 2015),
+    one per z in ``confidences``."""
+    best = [np.inf] * len(confidences)
     n_s, n_u = score_s.size, score_u.size
     for t in np.quantile(score_u, np.linspace(lo, hi, n_bins)):
         a = float(np.mean(score_s <= t))
         b = float(np.mean(score_u <= t))
-        ea = confidence * math.sqrt(a * (1.0 - a) / n_s)
-        eb = confidence * math.sqrt(b * (1.0 - b) / n_u)
-        if b - eb > 0:
-            best = min(best, (a + ea) / (b - eb))
+        se_a, se_b = math.sqrt(a * (1.0 - a) / n_s), math.sqrt(b * (1.0 - b) / n_u)
+        for i, z in enumerate(confidences):
+            if b - z * se_b > 0:
+                best[i] = min(best[i], (a + z * se_a) / (b - z * se_b))
     return best
 
 
@@ -941,31 +958,26 @@ def estimate_prior(X_similar, X_unlabeled, *, n_components=300, lam=1e-3, confid
     max_samples = check_positive_int("max_samples", max_samples, minimum=20)
     n_repeats = check_positive_int("n_repeats", n_repeats)
     rng = np.random.default_rng(seed_from(random_state))
-    n_pairs = X_s.shape[0] // 2
-
-    def rows(pairs):
-        return np.concatenate([2 * pairs, 2 * pairs + 1])
-
     kappas, uppers = [], []
     for _ in range(n_repeats):
-        # Keep pairs together (rows 2i, 2i+1) when splitting the similar points in two.
-        halves_s = np.array_split(rng.permutation(n_pairs)[: max_samples // 2], 2)
-        halves_u = np.array_split(rng.permutation(X_u.shape[0])[:max_samples], 2)
-        scores_s, scores_u = [], []
+        # Two halves (whole pairs, rows 2i and 2i + 1), each scored by a ranker fitted on the other.
+        (pairs_a, pairs_b), (u_a, u_b) = _split_folds(rng, X_s.shape[0] // 2, X_u.shape[0], 2,
+                                                      max_samples // 2, max_samples)
+        rows_a, rows_b = (np.concatenate([2 * p, 2 * p + 1]) for p in (pairs_a, pairs_b))
         seed = int(rng.integers(2**31))
-        for k in (0, 1):
-            train_s, test_s = rows(halves_s[k]), rows(halves_s[1 - k])
-            train_u, test_u = halves_u[k], halves_u[1 - k]
+        scores_s, scores_u = [], []
+        for fit_s, val_s, fit_u, val_u in ((rows_a, rows_b, u_a, u_b), (rows_b, rows_a, u_b, u_a)):
             # The ranking does not depend on the provisional prior (it scales the risk's
             # terms); 3/4 is any value away from 1/2.
-            ranker = su_sl_fit(X_s[train_s], X_u[train_u], 0.75, lam=lam, features="rff",
+            ranker = su_sl_fit(X_s[fit_s], X_u[fit_u], 0.75, lam=lam, features="rff",
                                n_components=n_components, random_state=seed)
-            scores_s.append(ranker.decision_function(X_s[test_s]))
-            scores_u.append(ranker.decision_function(X_u[test_u]))
-        scores_s, scores_u = np.concatenate(scores_s), np.concatenate(scores_u)
-        kappas.append(_bottom_bin_proportion(scores_s, scores_u, confidence))
-        # One standard error up: does the data show kappa < 1 at all?
-        uppers.append(_bottom_bin_proportion(scores_s, scores_u, max(confidence, 1.0)))
+            scores_s.append(ranker.decision_function(X_s[val_s]))
+            scores_u.append(ranker.decision_function(X_u[val_u]))
+        # The estimate, and one standard error up: does the data show kappa < 1 at all?
+        kappa, upper = _bottom_bin_proportion(np.concatenate(scores_s), np.concatenate(scores_u),
+                                              (confidence, max(confidence, 1.0)))
+        kappas.append(kappa)
+        uppers.append(upper)
     kappa, upper = float(np.mean(kappas)), float(np.mean(uppers))
     if not upper < 1.0 - 1e-3:
         msg = (

@@ -95,23 +95,18 @@ def su_sl_selected(X_s, X_u, prior, features, seed, n_components=500):
     from .. import tsgsu
     from .._validation import median_gamma
 
-    rng = np.random.default_rng(seed)
-    folds_s = np.array_split(rng.permutation(len(X_s)), CV_FOLDS)  # whole pairs
-    folds_u = np.array_split(rng.permutation(len(X_u)), CV_FOLDS)
+    folds = tsgsu._split_folds(np.random.default_rng(seed), len(X_s), len(X_u), CV_FOLDS)  # whole pairs
+    X_pts = X_s.reshape(-1, X_s.shape[2])
     risk = tsgsu._SURisk(prior, *tsgsu.CRITERIA["zero_one"])
-    g0 = median_gamma(np.concatenate([X_s.reshape(-1, X_s.shape[2]), X_u]), resolve("cpu"), seed)
+    g0 = median_gamma(np.concatenate([X_pts, X_u]), resolve("cpu"), seed)
     scales = GAMMA_SCALES if features == "rff" else (1.0,)
-    risks = {}
-    for k in range(CV_FOLDS):
-        rest_s = np.concatenate([f for j, f in enumerate(folds_s) if j != k])
-        rest_u = np.concatenate([f for j, f in enumerate(folds_u) if j != k])
-        val_s = X_s[folds_s[k]].reshape(-1, X_s.shape[2])
-        for lam in SU_SL_LAMS:
-            for scale in scales:
-                m = tsgsu.su_sl_fit(X_s[rest_s], X_u[rest_u], prior, lam=lam, features=features,
-                                    n_components=n_components, gamma=scale * g0, random_state=seed)
-                r = risk.risk(m.decision_function(val_s)[:, None], m.decision_function(X_u[folds_u[k]])[:, None], np)
-                risks[(lam, scale)] = risks.get((lam, scale), 0.0) + r / CV_FOLDS
+    risks = dict.fromkeys(((lam, scale) for lam in SU_SL_LAMS for scale in scales), 0.0)
+    for fit_s, val_s, fit_u, val_u in tsgsu._fold_rows(*folds, pairs=True):
+        for lam, scale in risks:
+            m = tsgsu.su_sl_fit(X_pts[fit_s], X_u[fit_u], prior, lam=lam, features=features,
+                                n_components=n_components, gamma=scale * g0, random_state=seed)
+            f_s, f_u = m.decision_function(X_pts[val_s])[:, None], m.decision_function(X_u[val_u])[:, None]
+            risks[(lam, scale)] += risk.risk(f_s, f_u, np) / CV_FOLDS
     lam, scale = min(risks, key=risks.get)
     model = tsgsu.su_sl_fit(X_s, X_u, prior, lam=lam, features=features, n_components=n_components,
                             gamma=scale * g0, random_state=seed)
