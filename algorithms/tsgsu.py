@@ -60,7 +60,6 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from kbackends import resolve
@@ -68,6 +67,7 @@ from kbackends._xp_utils import to_numpy
 from kbackends.random import KERNELS
 
 from . import _engine
+from ._estimator import FunctionalClassifier
 from ._losses import Loss
 from ._model import RFFModel
 from ._validation import (
@@ -671,12 +671,7 @@ def su_scorer(estimator, X, s):
     true labels, which SU data do not have. (An unbiased estimate: it can leave
     [0, 1] on small folds.)"""
     check_is_fitted(estimator, "model_")
-    s = np.asarray(to_numpy(s) if hasattr(s, "__array_namespace__") else s)
-    values = np.unique(s)
-    if values.size != 2:
-        msg = f"`s` must hold two values (1: similar, 0: unlabeled), got {values.tolist()[:5]}"
-        raise ValueError(msg)
-    X_s, X_u = _rows_by_indicator(X, s, values)
+    X_s, X_u = _rows_by_indicator(X, s)
     loss, correction = CRITERIA["zero_one"]
     return 1.0 - su_risk(estimator.model_, X_s, X_u, loss=loss, correction=correction)
 
@@ -992,9 +987,18 @@ def estimate_prior(X_similar, X_unlabeled, *, n_components=300, lam=1e-3, confid
     return (prior, pi_s) if return_pi_s else prior
 
 
-def _rows_by_indicator(X, s, values):
-    """(similar rows, unlabeled rows) of X; of the two values of s the larger marks
-    the similar points (1 / 0, True / False, 1 / -1)."""
+def _rows_by_indicator(X, s):
+    """(similar rows, unlabeled rows) of X by the SU indicator s (NumPy or any array):
+    of its two values the larger marks the similar points (1 / 0, True / False, 1 / -1)."""
+    s = to_numpy(s) if not is_numpy_like(s) else np.asarray(s)
+    if s.ndim != 1:
+        msg = f"`y` (s) must be 1-D (1: similar, 0: unlabeled), got shape {s.shape}"
+        raise ValueError(msg)
+    values = np.unique(s)
+    if values.size != 2:
+        what = f"only 1 class ({values.tolist()})" if values.size < 2 else f"{values.size} values"
+        msg = f"`y` (s) has {what}; two values are needed: similar (1) and unlabeled (0) points"
+        raise ValueError(msg)
     rows_s, rows_u = np.flatnonzero(s == values[1]), np.flatnonzero(s == values[0])
     if is_numpy_like(X):
         X = np.asarray(X)
@@ -1004,7 +1008,7 @@ def _rows_by_indicator(X, s, values):
     return xp.take(X, xp.asarray(rows_s, device=dev), axis=0), xp.take(X, xp.asarray(rows_u, device=dev), axis=0)
 
 
-class TSGSUClassifier(ClassifierMixin, BaseEstimator):
+class TSGSUClassifier(FunctionalClassifier):
     """SU classification (TSGSU) as a scikit-learn estimator.
 
     ``fit(X, s)`` with ``s == 1`` for points of similar pairs (marginalised,
@@ -1026,6 +1030,10 @@ class TSGSUClassifier(ClassifierMixin, BaseEstimator):
     >>> float((clf.predict(X) == y).mean()) > 0.9
     True
     """
+
+    # fit is its own (y is the SU indicator); decision_function and predict are the shared ones
+    _decision_function = staticmethod(decision_function)
+    _predict = staticmethod(predict)
 
     def __init__(self, *, prior=None, loss="squared", correction="abs", correction_smoothing=0.9, correction_margin=2.0,
                  lam=0.1, kernel="rbf", gamma="median", n_iter=100, batch_size=1000, block_size=32, step=0.5, schedule="auto", precondition=1.0,
@@ -1075,28 +1083,8 @@ class TSGSUClassifier(ClassifierMixin, BaseEstimator):
                 msg = ("Only binary classification is supported: y = s must hold 1 (point of a similar pair) "
                        f"or 0 (unlabeled point), got {type_of_target(s)} values")
                 raise ValueError(msg)
-        s_host = to_numpy(s) if not is_numpy_like(s) else np.asarray(s)
-        if s_host.ndim != 1:
-            msg = f"`y` (s) must be 1-D (1: similar, 0: unlabeled), got shape {s_host.shape}"
-            raise ValueError(msg)
-        values = np.unique(s_host)
-        if values.size < 2:
-            msg = (f"`y` (s) has only 1 class ({values.tolist()}); both similar (1) and unlabeled (0) "
-                   "points are needed")
-            raise ValueError(msg)
-        X_s, X_u = _rows_by_indicator(X, s_host, values)
-        params = self.get_params()
-        self.model_ = fit(X_s, X_u, **params)
+        X_s, X_u = _rows_by_indicator(X, s)
+        self.model_ = fit(X_s, X_u, **self.get_params())
         self.prior_ = self.model_.params["prior"]
         self.classes_ = np.array([-1, 1])
         return self
-
-    def decision_function(self, X):
-        """Decision values f(X), shape (n_samples,)."""
-        check_is_fitted(self, "model_")
-        return decision_function(self.model_, sklearn_validate(self, X, None, reset=False))
-
-    def predict(self, X):
-        """Predicted labels +1 / -1; CuPy in, CuPy out."""
-        check_is_fitted(self, "model_")
-        return predict(self.model_, sklearn_validate(self, X, None, reset=False))
