@@ -529,6 +529,10 @@ def su_risk(model, X_similar, X_unlabeled, *, loss=None, correction=None, backen
 
 # Model-selection criteria: name -> (loss, correction) of the held-out SU risk.
 CRITERIA = {"zero_one": ("zero_one", "none"), "squared": ("squared", "abs")}
+# select_params' default candidates (lam; width as a multiple of the median heuristic) and folds.
+SELECT_LAMS = (0.01, 0.03, 0.1, 0.3)
+SELECT_GAMMA_SCALES = (0.03, 0.1, 0.3, 1.0)
+SELECT_CV = 3
 
 
 # --- label-free model selection ---------------------------------------------------------------
@@ -555,9 +559,9 @@ class Selection:
     gamma_median: float
 
 
-def select_params(X_similar, X_unlabeled, *, prior=None, lams=(0.01, 0.03, 0.1, 0.3),
-                  gamma_scales=(0.03, 0.1, 0.3, 1.0), cv=3, criterion="zero_one", random_state=None,
-                  backend="auto", dtype=None, **fit_params):
+def select_params(X_similar, X_unlabeled, *, prior=None, lams=SELECT_LAMS, gamma_scales=SELECT_GAMMA_SCALES,
+                  cv=SELECT_CV, criterion="zero_one", random_state=None, backend="auto", dtype=None,
+                  **fit_params):
     """Choose ``lam`` and the kernel width without labels, by cross-validated SU risk.
 
     SU data carry no labels, but the SU risk (Eq. (9)) estimates the
@@ -813,9 +817,8 @@ def su_sl_fit(X_similar, X_unlabeled, prior, *, lam=1e-3, features="linear", n_c
     model = SUSLModel(w=np.zeros(0), features=features, prior=prior)
     if features == "rff":
         if gamma == "median":
-            from kbackends import resolve as _resolve
-
-            gamma = check_gamma("median", np.concatenate([X_s, X_u]), _resolve("cpu"), int(rng.integers(2**31)))
+            gamma = check_gamma("median", np.concatenate([X_s, X_u]), resolve("cpu"), int(rng.integers(2**31)))
+        gamma = check_gamma(gamma, X_s, None, 0)  # a given width: validated only
         model.omega = rng.normal(scale=math.sqrt(2.0 * gamma), size=(X_s.shape[1], n_components))
         model.phase = rng.uniform(0.0, 2.0 * math.pi, size=n_components)
     phi_s, phi_u = model.transform(X_s), model.transform(X_u)
@@ -827,7 +830,6 @@ def su_sl_fit(X_similar, X_unlabeled, prior, *, lam=1e-3, features="linear", n_c
     rhs = c * (pi_s * phi_s.mean(axis=0) - 0.5 * phi_u.mean(axis=0))
     model.w = np.linalg.solve(H, rhs)
     return model
-
 
 
 # --- class-prior estimation ------------------------------------------------------------------

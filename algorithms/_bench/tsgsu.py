@@ -45,6 +45,8 @@ import time
 
 import numpy as np
 
+from .. import tsgsu
+
 # Per dataset: standardise the features (continuous / one-hot features with tiny
 # scales) or keep them (binary a9a, skin already in [0, 1]); TSGSU's settings.
 SETTINGS = {
@@ -54,10 +56,9 @@ SETTINGS = {
     "skin": {"standardize": False},
 }
 SU_SL_LAMS = (1e-4, 1e-3, 1e-2, 1e-1)
-# Width candidates (x the median heuristic) for TSGSU and SU-SL on random features;
-# TSGSU's ``lam`` candidates are select_params' defaults.
-GAMMA_SCALES = (0.03, 0.1, 0.3, 1.0)
-CV_FOLDS = 3
+# Width candidates (x the median heuristic) and folds for SU-SL on random features:
+# select_params' defaults, which choose TSGSU's.
+GAMMA_SCALES, CV_FOLDS = tsgsu.SELECT_GAMMA_SCALES, tsgsu.SELECT_CV
 
 
 def prepare(name, data_dir=None):
@@ -76,8 +77,6 @@ def prepare(name, data_dir=None):
 
 def su_split(X, y, n_pairs, n_unlabeled, seed):
     """SU data from (X, y) at the class proportion, with the hidden labels."""
-    from .. import tsgsu
-
     n_pos = int(np.sum(y == 1))
     prior = n_pos / len(y)
     pi_s = prior**2 + (1 - prior) ** 2
@@ -92,7 +91,6 @@ def su_sl_selected(X_s, X_u, prior, features, seed, n_components=500):
     by the ``CV_FOLDS``-fold SU risk of the 0-1 loss (label-free), then refit on all."""
     from kbackends import resolve
 
-    from .. import tsgsu
     from .._validation import median_gamma
 
     folds = tsgsu._split_folds(np.random.default_rng(seed), len(X_s), len(X_u), CV_FOLDS)  # whole pairs
@@ -113,12 +111,16 @@ def su_sl_selected(X_s, X_u, prior, features, seed, n_components=500):
     return model, f"lam {lam:g}" + (f", gamma {scale:g} x median" if features == "rff" else "")
 
 
+def _chosen(selection):
+    return f"lam {selection.params['lam']:g}, gamma {selection.params['gamma'] / selection.gamma_median:g} x median"
+
+
 def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=None, with_prior=True,
                 n_components=500, dsg_iter=60):
     """Rows (one per method and seed) and the prior-estimation records of one dataset."""
     from kbackends._xp_utils import to_numpy
 
-    from .. import dsg, tsgsu
+    from .. import dsg
     from .common import Row, measure
 
     X, y, Xt, yt = prepare(name, data_dir)
@@ -129,11 +131,9 @@ def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=N
         size = f"{n_pairs} pairs + {n_unlabeled} U"
         tsgsu.fit(X_s[:200], X_u[:200], prior=prior, n_iter=2, backend=backend)  # compile outside the timer
         start = time.perf_counter()
-        selection = tsgsu.select_params(X_s, X_u, prior=prior, gamma_scales=GAMMA_SCALES, cv=CV_FOLDS,
-                                        random_state=seed, backend=backend)
+        selection = tsgsu.select_params(X_s, X_u, prior=prior, random_state=seed, backend=backend)
         select_s = time.perf_counter() - start
-        cfg = selection.params
-        chosen = f"lam {cfg['lam']:g}, gamma {cfg['gamma'] / selection.gamma_median:g} x median"
+        cfg, chosen = selection.params, _chosen(selection)
         progress(f"{name} seed {seed}: {chosen} chosen by the {CV_FOLDS}-fold SU risk ({select_s:.1f} s)")
 
         def add(method, fit, predict, extra=""):
@@ -166,15 +166,13 @@ def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=N
             progress(f"  prior: true {prior:.3f} estimated {est:.3f} ({est_s:.1f} s)")
             if np.isfinite(est):
                 start = time.perf_counter()  # the risk needs the prior too: select again
-                sel_est = tsgsu.select_params(X_s, X_u, prior=est, gamma_scales=GAMMA_SCALES, cv=CV_FOLDS,
-                                              random_state=seed, backend=backend)
+                sel_est = tsgsu.select_params(X_s, X_u, prior=est, random_state=seed, backend=backend)
                 select_est_s = time.perf_counter() - start
                 add(f"TSGSU abs, estimated prior ({backend})",
                     lambda: tsgsu.fit(X_s, X_u, **sel_est.params, backend=backend),
                     lambda m: to_numpy(tsgsu.predict(m, Xt32)))
                 rows[-1].fit_s += select_est_s + est_s
-                rows[-1].size += (f", lam {sel_est.params['lam']:g}, "
-                                  f"gamma {sel_est.params['gamma'] / sel_est.gamma_median:g} x median")
+                rows[-1].size += f", {_chosen(sel_est)}"
         for features in ("linear", "rff"):
             box = {}
 
@@ -197,7 +195,6 @@ def skin_scaling(backend, progress, data_dir=None, n_unlabeled=100_000):
     """TSGSU on Skin_NonSkin with 5,000 pairs and 100,000 unlabeled points: fit time."""
     from kbackends._xp_utils import to_numpy
 
-    from .. import tsgsu
     from .common import Row, measure
 
     X, y, Xt, yt = prepare("skin", data_dir)
