@@ -1,0 +1,38 @@
+"""Public ops: validate the arguments once, then dispatch to the registered kernel.
+
+Each op resolves its backend from its array arguments (or ``backend=``), moves
+inputs there if needed, checks shapes, dtypes and finiteness, and calls the
+implementation the backend prefers (``numba`` on cpu, ``cuda`` on cuda, the
+pure ``xp`` reference elsewhere). Algorithms that already validated their
+data pass ``check_finite=False`` to skip the O(n d) scan (and, on a GPU, the
+synchronisation it implies).
+
+One module per op family, mirroring :mod:`kbackends.kernels`:
+
+- :mod:`~kbackends.ops.rff`: ``rff_features``, ``rff_predict``, ``rff_weighted_sum``
+  (DSG, TSGS3VM, TSGSU);
+- :mod:`~kbackends.ops.waterfill`: ``water_level``, ``water_level_biased`` (SBP);
+- :mod:`~kbackends.ops.response`: ``kernel_response_update`` (SBP);
+- :mod:`~kbackends.ops.anchors`: ``kmeans``, ``snap_to_samples``, ``anchor_graph``,
+  ``anchor_propagate``, ``anchor_accumulate`` (S3GD).
+
+The argument checks they share (dtypes, shapes, finiteness, integers) are written
+once, in ``_checks``.
+"""
+
+from .anchors import (
+    anchor_accumulate,
+    anchor_graph,
+    anchor_propagate,
+    kmeans,
+    snap_to_samples,
+)
+from .response import RESPONSE_KERNELS, kernel_response_update
+from .rff import FORMS, rff_features, rff_predict, rff_weighted_sum
+from .waterfill import water_level, water_level_biased
+
+__all__ = [
+    "rff_features", "rff_predict", "rff_weighted_sum", "water_level", "water_level_biased", "kernel_response_update",
+    "kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate",
+    "FORMS", "RESPONSE_KERNELS",
+]

@@ -1,0 +1,97 @@
+"""Argument checks shared by the ops: one wording for each kind of error.
+
+Every check names the argument in backticks and says what was expected and what
+arrived; ValueError for values and shapes, TypeError for dtypes. ``xp`` is the
+resolved backend's namespace; the arrays are already on it.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def is_float(xp, a) -> bool:
+    """Whether ``a`` has ``xp``'s float32 or float64 dtype."""
+    return a.dtype in (xp.float32, xp.float64)
+
+
+def check_float(xp, a, name: str) -> None:
+    """TypeError unless ``a`` is float32 or float64."""
+    if not is_float(xp, a):
+        msg = f"`{name}` must have a float32 or float64 dtype, got {a.dtype}"
+        raise TypeError(msg)
+
+
+def check_ndim(a, name: str, ndim: int, *, show_shape: bool = True) -> None:
+    """ValueError unless ``a`` has ``ndim`` dimensions (the message adds the shape
+    when ``show_shape``)."""
+    if a.ndim != ndim:
+        shape = f" (shape {tuple(a.shape)})" if show_shape else ""
+        msg = f"`{name}` must be {ndim}-D, got ndim={a.ndim}{shape}"
+        raise ValueError(msg)
+
+
+def check_float_array(xp, a, name: str, ndim: int) -> None:
+    """``a`` is ``ndim``-D (ValueError) and float32 / float64 (TypeError)."""
+    check_ndim(a, name, ndim)
+    check_float(xp, a, name)
+
+
+def check_same_columns(xp, a, name: str, X) -> None:
+    """ValueError unless ``a`` has the columns and the dtype of ``X``."""
+    if a.shape[1] != X.shape[1] or a.dtype != X.dtype:
+        msg = (f"`{name}` {tuple(a.shape)} {a.dtype} and `X` {tuple(X.shape)} {X.dtype} "
+               "must have the same number of columns and dtype")
+        raise ValueError(msg)
+
+
+def _finite(xp, a) -> bool:
+    if isinstance(a, (int, float)):
+        return math.isfinite(a)
+    return bool(xp.all(xp.isfinite(a)))
+
+
+def check_finite(xp, enabled: bool, arrays: dict, *, together: bool = False) -> None:
+    """ValueError if an array of ``arrays`` (name -> array or float) holds NaN or inf.
+
+    Scans in order and stops at the first bad one (each scan of a device array
+    synchronises). The message names that array, or with ``together`` all of
+    them ("`c` or `volume` contains ..."). Nothing is scanned unless ``enabled``.
+    """
+    if not enabled:
+        return
+    for name, a in arrays.items():
+        if not _finite(xp, a):
+            names = [f"`{n}`" for n in arrays] if together else [f"`{name}`"]
+            listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+            msg = f"{listed} contains NaN or infinite values"
+            raise ValueError(msg)
+
+
+def is_int(value) -> bool:
+    """A Python int that is not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_int(name: str, value, low: int, high: int | None = None, high_name: str | None = None) -> int:
+    """ValueError unless ``value`` is an int in ``[low, high]`` (``>= low`` without
+    ``high``); ``high_name`` says what bounds it, as in ``[1, n_anchors=5]``."""
+    if not is_int(value) or value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"in [{low}, {high_name}={high}]"
+        msg = f"`{name}` must be an integer {bound}, got {value!r}"
+        raise ValueError(msg)
+    return value
+
+
+def check_positive(name: str, value) -> float:
+    """ValueError unless ``float(value) > 0``; returns the float."""
+    if not float(value) > 0:
+        msg = f"`{name}` must be positive, got {value!r}"
+        raise ValueError(msg)
+    return float(value)
+
+
+def check_index(xp, idx, n: int, message: str) -> None:
+    """ValueError(``message``) unless every entry of ``idx`` is in ``[0, n)``."""
+    if math.prod(idx.shape) and not (bool(xp.all(idx >= 0)) and bool(xp.all(idx < n))):
+        raise ValueError(message)

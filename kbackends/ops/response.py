@@ -1,0 +1,68 @@
+"""The SBP's response update: responses after changing some coefficients of a
+kernel expansion, fused so no n x |idx| kernel matrix is kept. Kernels:
+:mod:`kbackends.kernels.response`."""
+
+from __future__ import annotations
+
+from .._backend import resolve
+from .._registry import get_kernel
+from ._checks import check_finite as _check_finite
+from ._checks import check_float, check_index, check_ndim, check_positive
+
+__all__ = ["RESPONSE_KERNELS", "kernel_response_update"]
+
+RESPONSE_KERNELS = ("rbf", "linear")
+
+
+def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, backend="auto", check_finite=True):
+    """Responses after changing the coefficients of rows ``idx``: the SBP's update.
+
+    ``c + y * (K(X, X[idx]) @ (coef * y[idx]))``, fused: no n x |idx| kernel matrix is
+    kept (cpu and cuda compute each kernel value where it is used).
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+    idx : int array of shape (m,)
+        Rows whose coefficients changed.
+    coef : array of shape (m,)
+        Their coefficient changes (alpha).
+    y : array of shape (n,)
+        Labels +1 / -1.
+    c : array of shape (n,)
+        Responses before the update; not modified.
+    kernel : {"rbf", "linear"}, default "rbf"
+        ``exp(-gamma ||x - x'||^2)`` or ``x . x'``.
+    gamma : float > 0
+    backend, check_finite
+        As in :func:`rff_features`.
+
+    Returns
+    -------
+    array of shape (n,)
+        The updated responses.
+    """
+    if kernel not in RESPONSE_KERNELS:
+        msg = f"`kernel` must be one of {RESPONSE_KERNELS}, got {kernel!r}"
+        raise ValueError(msg)
+    check_positive("gamma", gamma)
+    bk = resolve(backend, X, idx, coef, y, c)
+    xp = bk.xp
+    X, idx, coef, y, c = (bk.asarray(a) for a in (X, idx, coef, y, c))
+    check_ndim(X, "X", 2, show_shape=False)
+    n = X.shape[0]
+    check_float(xp, X, "X")
+    for name, a, length in (("y", y, n), ("c", c, n), ("coef", coef, idx.shape[0] if idx.ndim == 1 else -1)):
+        if a.ndim != 1 or a.shape[0] != length:
+            msg = f"`{name}` must be 1-D of length {length}, got shape {tuple(a.shape)}"
+            raise ValueError(msg)
+    if idx.ndim != 1 or not xp.isdtype(idx.dtype, "integral"):
+        msg = f"`idx` must be a 1-D integer array, got shape {tuple(idx.shape)}, dtype {idx.dtype}"
+        raise ValueError(msg)
+    check_index(xp, idx, n, f"`idx` must index rows of `X` (0 <= idx < {n})")
+    _check_finite(xp, check_finite, {"X": X, "coef": coef, "c": c}, together=True)
+    c = xp.astype(c, X.dtype)
+    y = xp.astype(y, X.dtype)
+    w = xp.astype(coef, X.dtype) * xp.take(y, idx)
+    return get_kernel("kernel_response_update", bk)(X, idx, w, y, c, xp=xp, kernel=kernel, gamma=float(gamma))
+

@@ -1,0 +1,128 @@
+"""Random Fourier feature ops (DSG, TSGS3VM, TSGSU): features, the prediction
+product and the gradient-step product, without the (n, m) feature matrix where
+the kernel can avoid it. Kernels: :mod:`kbackends.kernels.rff`."""
+
+from __future__ import annotations
+
+from .._backend import resolve
+from .._registry import get_kernel
+from ._checks import check_finite as _check_finite
+from ._checks import check_float_array
+
+__all__ = ["FORMS", "rff_features", "rff_predict", "rff_weighted_sum"]
+
+FORMS = ("cos", "cossin")
+
+
+def rff_features(X, omega, phase, *, form="cos", backend="auto", check_finite=True):
+    """Random Fourier features of the rows of ``X``.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_dims)
+        float32 or float64.
+    omega : array of shape (n_features, n_dims)
+        Frequencies (see :func:`kbackends.random.omega_block`), same dtype as ``X``.
+    phase : array of shape (n_features,)
+        Phases, same dtype; unused when ``form="cossin"``.
+    form : {"cos", "cossin"}, default "cos"
+        ``"cos"``: ``cos(X @ omega.T + phase)``, shape (n_samples, n_features).
+        ``"cossin"``: ``[cos(X @ omega.T), sin(X @ omega.T)]``, shape
+        (n_samples, 2 * n_features).
+    backend : str or Backend, default "auto"
+        Follows the arrays' namespace unless named.
+    check_finite : bool, default True
+        Reject NaN or infinite entries in ``X``.
+
+    Returns
+    -------
+    array of shape (n_samples, n_features) or (n_samples, 2 * n_features)
+
+    Notes
+    -----
+    The features are unscaled: with ``omega``, ``phase`` drawn for kernel k,
+    ``2/m * features(x) @ features(x')`` (cos) or ``1/m * ...`` (cossin)
+    estimates k(x, x').
+    """
+    bk, (X, omega, phase) = _prepare(backend, form, check_finite, X, omega, phase)
+    return get_kernel("rff_features", bk)(X, omega, phase, xp=bk.xp, form=form)
+
+
+def rff_predict(X, omega, phase, coef, *, form="cos", backend="auto", check_finite=True):
+    """``rff_features(X, omega, phase, form=form) @ coef`` without the (n, m) matrix.
+
+    Parameters
+    ----------
+    X, omega, phase, form, backend, check_finite
+        As in :func:`rff_features`.
+    coef : array of shape (n_out,) or (n_out, n_targets)
+        ``n_out`` is ``n_features`` for ``"cos"``, ``2 * n_features`` for ``"cossin"``.
+
+    Returns
+    -------
+    array of shape (n_samples,) or (n_samples, n_targets)
+    """
+    bk, (X, omega, phase, coef) = _prepare(backend, form, check_finite, X, omega, phase, coef, "coef")
+    n_out = _n_out(omega, form)
+    if coef.ndim not in (1, 2) or coef.shape[0] != n_out:
+        msg = (
+            f"`coef` must have shape ({n_out},) or ({n_out}, n_targets) for form={form!r} "
+            f"and {omega.shape[0]} features, got {tuple(coef.shape)}"
+        )
+        raise ValueError(msg)
+    return get_kernel("rff_predict", bk)(X, omega, phase, coef, xp=bk.xp, form=form)
+
+
+def rff_weighted_sum(X, omega, phase, g, *, form="cos", backend="auto", check_finite=True):
+    """``g @ rff_features(X, omega, phase, form=form)``: the gradient-step product.
+
+    Parameters
+    ----------
+    X, omega, phase, form, backend, check_finite
+        As in :func:`rff_features`.
+    g : array of shape (n_samples,) or (n_targets, n_samples)
+        Per-sample weights (e.g. loss derivatives).
+
+    Returns
+    -------
+    array of shape (n_out,) or (n_targets, n_out)
+        ``n_out`` is ``n_features`` for ``"cos"``, ``2 * n_features`` for ``"cossin"``.
+    """
+    bk, (X, omega, phase, g) = _prepare(backend, form, check_finite, X, omega, phase, g, "g")
+    if g.ndim not in (1, 2) or g.shape[-1] != X.shape[0]:
+        msg = (
+            f"`g` must have shape ({X.shape[0]},) or (n_targets, {X.shape[0]}) to match "
+            f"`X` with {X.shape[0]} rows, got {tuple(g.shape)}"
+        )
+        raise ValueError(msg)
+    return get_kernel("rff_weighted_sum", bk)(X, omega, phase, g, xp=bk.xp, form=form)
+
+
+def _n_out(omega, form):
+    return omega.shape[0] * (1 if form == "cos" else 2)
+
+
+def _prepare(backend, form, check_finite, X, omega, phase, extra=None, extra_name=None):
+    """Resolve the backend, move the arrays there and validate them."""
+    if form not in FORMS:
+        msg = f"`form` must be one of {FORMS}, got {form!r}"
+        raise ValueError(msg)
+    arrays = (X, omega, phase) if extra is None else (X, omega, phase, extra)
+    bk = resolve(backend, *arrays)
+    arrays = tuple(bk.asarray(a) for a in arrays)
+    X, omega, phase = arrays[:3]
+    xp = bk.xp
+    names = ("X", "omega", "phase", extra_name)
+    for name, a, ndim in zip(names, arrays, (2, 2, 1, None)):
+        check_float_array(xp, a, name, a.ndim if ndim is None else ndim)
+        if a.dtype != X.dtype:
+            msg = f"`{name}` has dtype {a.dtype} but `X` has {X.dtype}: cast them to one float dtype"
+            raise TypeError(msg)
+    if omega.shape[1] != X.shape[1]:
+        msg = f"`omega` has {omega.shape[1]} columns but `X` has {X.shape[1]}: they must match"
+        raise ValueError(msg)
+    if phase.shape[0] != omega.shape[0]:
+        msg = f"`phase` has {phase.shape[0]} entries but `omega` has {omega.shape[0]} rows"
+        raise ValueError(msg)
+    _check_finite(xp, check_finite, dict(zip(names, arrays)))
+    return bk, arrays

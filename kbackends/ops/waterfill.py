@@ -1,0 +1,142 @@
+"""Water-filling ops (SBP): the level of one or many segments, and the level
+with the unregularised bias of the two-basin problem. Kernels:
+:mod:`kbackends.kernels.waterfill`."""
+
+from __future__ import annotations
+
+from .._backend import resolve
+from .._registry import get_kernel
+from ._checks import check_finite as _check_finite
+from ._checks import check_float, check_ndim
+
+__all__ = ["water_level", "water_level_biased"]
+
+
+def water_level(c, volume, *, segments=None, backend="auto", check_finite=True):
+    """Water level gamma with ``sum_i max(0, gamma - c_i) = volume`` (the SBP's find_gamma).
+
+    Pour ``volume`` of water over columns of heights ``c``: gamma is the surface.
+    With ``segments`` the array is split into contiguous segments, each with its
+    own volume, and all levels come from one call (one-vs-rest classes at once).
+
+    Parameters
+    ----------
+    c : array of shape (n,)
+        Heights, float32 or float64.
+    volume : float >= 0, or array of shape (n_segments,)
+        Water per segment. Volume 0 gives the segment's minimum.
+    segments : array of shape (n_segments + 1,) of int, optional
+        Offsets: segment s is ``c[segments[s]:segments[s+1]]``; non-decreasing,
+        from 0 to n, no empty segment. None: one segment, all of ``c``.
+    backend, check_finite
+        As in :func:`rff_features`.
+
+    Returns
+    -------
+    array of shape () without segments, (n_segments,) with them
+
+    Notes
+    -----
+    cpu: expected O(n) selection per segment (Cotter et al. 2012, Appendix B),
+    segments in parallel; cuda: one launch for all segments; xp: sort-based
+    reference.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kbackends.ops import water_level
+    >>> float(water_level(np.array([0.0, 1.0, 3.0]), 2.0))   # 1.5 - 0 + 1.5 - 1 = 2
+    1.5
+    """
+    bk = resolve(backend, c, volume if hasattr(volume, "shape") else None, segments)
+    xp = bk.xp
+    c = bk.asarray(c)
+    check_ndim(c, "c", 1, show_shape=False)
+    check_float(xp, c, "c")
+    n = c.shape[0]
+    if segments is None:
+        offsets = bk.asarray([0, n])
+    else:
+        offsets = bk.asarray(segments)
+        if offsets.ndim != 1 or offsets.shape[0] < 1 or not xp.isdtype(offsets.dtype, "integral"):
+            msg = f"`segments` must be a 1-D integer array of offsets, got shape {tuple(offsets.shape)}, dtype {offsets.dtype}"
+            raise ValueError(msg)
+    k = offsets.shape[0] - 1
+    volume = bk.asarray(volume)
+    volume = xp.astype(volume, xp.float64) if volume.ndim else xp.full((k,), float(volume), dtype=xp.float64)
+    if volume.shape != (k,):
+        msg = f"`volume` must be a scalar or have one entry per segment ({k}), got shape {tuple(volume.shape)}"
+        raise ValueError(msg)
+    if k:
+        gaps = offsets[1:] - offsets[:-1]
+        if int(offsets[0]) != 0 or int(offsets[-1]) != n or not bool(xp.all(gaps > 0)):
+            msg = f"`segments` must rise strictly from 0 to len(c)={n} (no empty segment)"
+            raise ValueError(msg)
+    elif n:
+        msg = "`segments` has no segment but `c` is not empty"
+        raise ValueError(msg)
+    if not bool(xp.all(volume >= 0)):
+        msg = "`volume` must be >= 0"
+        raise ValueError(msg)
+    _check_finite(xp, check_finite, {"c": c, "volume": volume}, together=True)
+    levels = get_kernel("water_level", bk)(c, volume, offsets, xp=xp)
+    return levels[0] if segments is None else levels
+
+
+def water_level_biased(c, y, volume, *, backend="auto", check_finite=True):
+    """Water level and unregularised bias of the two-basin problem (SBP, Section 3.6).
+
+    Finds gamma and b with ``sum_i max(0, gamma - (c_i + y_i b)) = volume`` and the
+    same number of positive and negative examples under water, which is the b
+    that makes gamma largest (Cotter et al. 2012, Appendix B).
+
+    Parameters
+    ----------
+    c : array of shape (n,)
+        Responses, float32 or float64.
+    y : array of shape (n,)
+        Labels +1 / -1 (both present).
+    volume : float >= 0
+    backend, check_finite
+        As in :func:`rff_features`.
+
+    Returns
+    -------
+    gamma, b : 0-d arrays
+        ``b`` is the middle of the interval of optimal biases (ties make it an interval).
+
+    Notes
+    -----
+    cpu and cuda: expected O(n), a bisection on the number k of values under
+    water whose probes are quickselects in both classes (no sort; cuda runs it
+    in one thread on the device); xp: sort-based reference.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kbackends.ops import water_level_biased
+    >>> g, b = water_level_biased(np.array([0.0, 2.0, 1.0, 3.0]), np.array([1, 1, -1, -1]), 2.0)
+    >>> float(g), float(b)
+    (1.5, 0.5)
+    """
+    bk = resolve(backend, c, y)
+    xp = bk.xp
+    c, y = bk.asarray(c), bk.asarray(y)
+    if c.ndim != 1 or y.shape != c.shape:
+        msg = f"`c` and `y` must be 1-D of the same length, got shapes {tuple(c.shape)} and {tuple(y.shape)}"
+        raise ValueError(msg)
+    check_float(xp, c, "c")
+    if not bool(xp.all((y == 1) | (y == -1))):
+        msg = "`y` must hold only +1 and -1"
+        raise ValueError(msg)
+    if not (bool(xp.any(y == 1)) and bool(xp.any(y == -1))):
+        msg = "`y` must contain both classes: the two basins need one example each at least"
+        raise ValueError(msg)
+    volume = float(volume)
+    if not volume >= 0:
+        msg = f"`volume` must be >= 0, got {volume}"
+        raise ValueError(msg)
+    _check_finite(xp, check_finite, {"c": c, "volume": volume}, together=True)
+    gamma, b = get_kernel("water_level_biased", bk)(c, y, volume, xp=xp)
+    return xp.asarray(gamma, dtype=c.dtype), xp.asarray(b, dtype=c.dtype)
+
