@@ -214,7 +214,7 @@ def _timed(fn):
 
 
 def _host(a):
-    from kbackends._xp_utils import to_numpy
+    from kbackends import to_numpy
 
     return to_numpy(a)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from kbackends import resolve
-from kbackends._xp_utils import to_numpy
+from kbackends import to_numpy
 
 FORMAT_VERSION = 1
 _MODEL_TYPES: dict = {}

@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from kbackends._xp_utils import float_dtype, to_numpy
+from kbackends import float_dtype, to_numpy
 from kbackends.random import default_float_dtype
 
 

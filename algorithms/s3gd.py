@@ -38,8 +38,7 @@ import time
 
 import numpy as np
 
-from kbackends import get_kernel, ops, resolve
-from kbackends._xp_utils import to_numpy
+from kbackends import get_kernel, ops, resolve, to_numpy
 
 from ._estimator import FunctionalClassifier
 from ._model import LinearModel

@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 from kbackends import resolve
-from kbackends._xp_utils import to_numpy
+from kbackends import to_numpy
 from kbackends.random import KERNELS
 
 from . import _engine

@@ -63,7 +63,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from kbackends import resolve
-from kbackends._xp_utils import to_numpy
+from kbackends import to_numpy
 from kbackends.random import KERNELS
 
 from . import _engine

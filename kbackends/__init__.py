@@ -4,25 +4,33 @@
 Public API
 ----------
 resolve, Backend, available_backends, register_backend, register_kernel,
-get_kernel, BackendUnavailableError; the ops live in :mod:`kbackends.ops` and
-the matching random features in :mod:`kbackends.random`.
+get_kernel, BackendUnavailableError; the array helpers the array API standard
+lacks: to_numpy (any array to a host NumPy array), synchronize (wait for a
+namespace's queued device work), float_dtype (a namespace's float32 / float64
+for a dtype name). The ops live in :mod:`kbackends.ops`, the matching random
+features in :mod:`kbackends.random`, the oracle-test helpers for any backend in
+:mod:`kbackends.testing`.
 """
 
 from ._backend import Backend, available_backends, register_backend, registered_backends, resolve
 from ._errors import BackendUnavailableError
 from ._registry import get_kernel, register_kernel, registered_kernels
+from ._xp_utils import float_dtype, synchronize, to_numpy
 from . import kernels as _kernels  # noqa: F401  (registers the built-in kernels)
 
 __all__ = [
     "Backend",
     "BackendUnavailableError",
     "available_backends",
+    "float_dtype",
     "get_kernel",
     "register_backend",
     "register_kernel",
     "registered_backends",
     "registered_kernels",
     "resolve",
+    "synchronize",
+    "to_numpy",
 ]
 
 __version__ = "0.1.0"

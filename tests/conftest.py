@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import kbackends
-from kbackends._xp_utils import to_numpy
+from kbackends import to_numpy
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 

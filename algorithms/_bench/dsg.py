@@ -69,7 +69,7 @@ def peers(name, X, y, Xt, yt, settings, progress, backend="cpu"):
 
 
 def ours(name, X, y, Xt, yt, settings, progress, backend="cpu", quick=False):
-    from kbackends._xp_utils import to_numpy
+    from kbackends import to_numpy
 
     from algorithms import dsg
 

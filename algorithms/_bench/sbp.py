@@ -60,7 +60,7 @@ def _svc_row(name, X, y, Xt, yt, C, gamma, progress):
 
 
 def _sbp_row(name, X, y, Xt, yt, *, nu, gamma, bias, n_iter, backend, progress, label="SBP"):
-    from kbackends._xp_utils import to_numpy
+    from kbackends import to_numpy
 
     from algorithms import sbp
 

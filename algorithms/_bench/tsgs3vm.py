@@ -47,7 +47,7 @@ def _methods(name, backend):
     from sklearn.svm import SVC
 
     from algorithms import tsgs3vm
-    from kbackends._xp_utils import to_numpy
+    from kbackends import to_numpy
 
     def ours(**extra):
         def fit(X_l, y_l, X_u, seed):

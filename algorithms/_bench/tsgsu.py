@@ -118,7 +118,7 @@ def _chosen(selection):
 def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=None, with_prior=True,
                 n_components=500, dsg_iter=60):
     """Rows (one per method and seed) and the prior-estimation records of one dataset."""
-    from kbackends._xp_utils import to_numpy
+    from kbackends import to_numpy
 
     from .. import dsg
     from .common import Row, measure
@@ -193,7 +193,7 @@ def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=N
 
 def skin_scaling(backend, progress, data_dir=None, n_unlabeled=100_000):
     """TSGSU on Skin_NonSkin with 5,000 pairs and 100,000 unlabeled points: fit time."""
-    from kbackends._xp_utils import to_numpy
+    from kbackends import to_numpy
 
     from .common import Row, measure
 
