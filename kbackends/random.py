@@ -32,6 +32,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
+from types import MappingProxyType
 
 import numpy as np
 
@@ -42,7 +43,15 @@ from .kernels.omega._core import KERNEL_CODES
 
 __all__ = ["omega_block", "set_cache_budget", "cache_info", "clear_cache", "KERNELS"]
 
-KERNELS = tuple(sorted(KERNEL_CODES))
+KERNELS = MappingProxyType(KERNEL_CODES)
+"""The shift-invariant kernels with random features: name -> integer code.
+
+``"rbf"`` (code 0, Gaussian spectral draws) and ``"laplacian"`` (code 1, Cauchy
+draws); see the module docstring for the densities. The one table of kernel
+names: :func:`omega_block`, its compiled generators (which take the code) and
+the algorithms' ``kernel=`` checks all read it. Read-only; ``tuple(KERNELS)``
+lists the names.
+"""
 _DEFAULT_BUDGET = int(os.environ.get("KBACKENDS_OMEGA_CACHE_BYTES", 256 * 2**20))
 
 
@@ -150,7 +159,7 @@ def _check_int(name, value, low, high):
 
 def kernel_scale(kernel: str, gamma: float) -> float:
     """Factor from the standard spectral draw to ``omega`` for ``kernel``."""
-    return math.sqrt(2.0 * gamma) if KERNEL_CODES[kernel] == 0 else float(gamma)
+    return math.sqrt(2.0 * gamma) if KERNELS[kernel] == 0 else float(gamma)
 
 
 def omega_block(
@@ -176,8 +185,9 @@ def omega_block(
         Number of random features in the block (rows of ``omega``).
     n_dims : int
         Input dimension (columns of ``omega``).
-    kernel : {"rbf", "gaussian", "laplacian"}, default "rbf"
-        Shift-invariant kernel approximated (see the module docstring).
+    kernel : {"rbf", "laplacian"}, default "rbf"
+        Shift-invariant kernel approximated (see the module docstring and
+        :data:`KERNELS`).
     gamma : float > 0, default 1.0
         Kernel parameter.
     dtype : float dtype, optional
@@ -203,8 +213,8 @@ def omega_block(
     block = _check_int("block", block, 0, 2**64 - 1)
     n_features = _check_int("n_features", n_features, 0, 2**31 - 1)
     n_dims = _check_int("n_dims", n_dims, 0, 4 * (2**32 - 2))
-    if kernel not in KERNEL_CODES:
-        msg = f"`kernel` must be one of {KERNELS}, got {kernel!r}"
+    if kernel not in KERNELS:
+        msg = f"`kernel` must be one of {tuple(KERNELS)}, got {kernel!r}"
         raise ValueError(msg)
     gamma = float(gamma)
     if not (math.isfinite(gamma) and gamma > 0):
@@ -213,7 +223,7 @@ def omega_block(
     bk = resolve(backend)
     xp = bk.xp
     dtype = default_float_dtype(bk) if dtype is None else float_dtype(xp, dtype)
-    key = (seed, block, n_features, n_dims, KERNEL_CODES[kernel], gamma, str(dtype))
+    key = (seed, block, n_features, n_dims, KERNELS[kernel], gamma, str(dtype))
     cache = _cache_for(bk)
     hit = cache.get(key)
     if hit is not None:

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from .._backend import resolve
 from .._registry import get_kernel
+from ..kernels.response._xp import KERNEL_CODES
 from ._checks import check_finite as _check_finite
 from ._checks import check_float, check_index, check_ndim, check_positive
 
 __all__ = ["RESPONSE_KERNELS", "kernel_response_update"]
 
-RESPONSE_KERNELS = ("rbf", "linear")
+RESPONSE_KERNELS = tuple(KERNEL_CODES)
+"""The kernels of :func:`kernel_response_update`: ``("rbf", "linear")``, read from
+the table its compiled kernels take the codes from."""
 
 
 def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, backend="auto", check_finite=True):

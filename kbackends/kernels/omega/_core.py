@@ -27,8 +27,9 @@ MASK32 = 0xFFFFFFFF
 # column-quad index there, which is always smaller).
 PHASE_COUNTER = 0xFFFFFFFF
 
-# The kernels the generator knows, with the integer codes the compiled targets take.
-KERNEL_CODES = {"rbf": 0, "gaussian": 0, "laplacian": 1}
+# The kernels the generator knows, with the integer codes the compiled targets take;
+# published read-only as kbackends.random.KERNELS (the one table of kernel names).
+KERNEL_CODES = {"rbf": 0, "laplacian": 1}
 
 TWO_PI = 2.0 * math.pi
 INV_2_32 = 1.0 / 4294967296.0
