@@ -2,15 +2,14 @@
 
 import numpy as np
 import pytest
-from sklearn.datasets import dump_svmlight_file, load_breast_cancer
+from sklearn.datasets import dump_svmlight_file
 
 from algorithms.__main__ import main, read_data
 
 
 @pytest.fixture
-def files(tmp_path):
-    X, y = load_breast_cancer(return_X_y=True)
-    X = (X - X.mean(0)) / X.std(0)
+def files(tmp_path, cancer):
+    X, y = cancer
     y = np.where(y == 1, 1, -1)
     dump_svmlight_file(X[:400], y[:400], str(tmp_path / "train.svm"))
     dump_svmlight_file(X[400:], y[400:], str(tmp_path / "test.svm"))

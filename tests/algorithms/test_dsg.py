@@ -3,19 +3,19 @@ engine's bookkeeping, cross-backend agreement, save/load, errors."""
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits
+from sklearn.datasets import load_diabetes, load_digits
 from sklearn.model_selection import train_test_split
 
 import algorithms
 from algorithms import dsg
 from algorithms._engine import _Averager, _cdsg_step, step_size
-from conftest import host, make_backend
+from kbackends.testing import host, make_backend
 
 
 @pytest.fixture(scope="module")
-def cancer():
-    X, y = load_breast_cancer(return_X_y=True)
-    X = (X - X.mean(0)) / X.std(0)
+def cancer(cancer):
+    """The shared standardised breast cancer data (conftest), split 70 / 30."""
+    X, y = cancer
     return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
 
 

@@ -3,13 +3,13 @@ defining identity, and learning on real data against scikit-learn's optimum."""
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.datasets import load_iris
 from sklearn.linear_model import LogisticRegression
 
 from algorithms import S3GDClassifier, load, s3gd
-from conftest import host, make_backend
 from kbackends import get_kernel, resolve
 from kbackends.ops import anchor_accumulate, anchor_graph
+from kbackends.testing import host, make_backend
 
 
 def _problem(n=60, d=5, m=7, k=3, seed=0):
@@ -93,9 +93,8 @@ def _phishing():
     return load_data("phishing")
 
 
-def test_backends_agree_and_the_model_round_trips(tmp_path):
-    X, y = load_breast_cancer(return_X_y=True)
-    X = (X - X.mean(0)) / X.std(0)
+def test_backends_agree_and_the_model_round_trips(tmp_path, cancer):
+    X, y = cancer
     X, y = X[:200], y[:200]
     kw = dict(step=0.1, max_epochs=1, n_anchors=10, random_state=3)
     cpu = s3gd.fit(X, y, **kw)
@@ -112,7 +111,7 @@ def test_backends_agree_and_the_model_round_trips(tmp_path):
     assert again.params["loss"] == "logistic" and again.algorithm == "s3gd"
 
 
-def test_penalties_class_weight_and_multiclass():
+def test_penalties_class_weight_and_multiclass(cancer):
     X, y = load_iris(return_X_y=True)
     X = (X - X.mean(0)) / X.std(0)
     clf = S3GDClassifier(step=0.5, max_epochs=20, n_anchors=20, random_state=0).fit(X, y)
@@ -120,8 +119,7 @@ def test_penalties_class_weight_and_multiclass():
     assert clf.score(X, y) > 0.85
     sparse = s3gd.fit(X, y == 0, penalty="l1", lam=0.05, step=0.5, max_epochs=20, random_state=0)
     assert np.sum(sparse.coef == 0) >= 1
-    Xb, yb = load_breast_cancer(return_X_y=True)
-    Xb = (Xb - Xb.mean(0)) / Xb.std(0)
+    Xb, yb = cancer
     keep = np.concatenate([np.flatnonzero(yb == 0)[:30], np.flatnonzero(yb == 1)])
     for cw in (None, "balanced", {0: 5.0, 1: 1.0}):
         m = s3gd.fit(Xb[keep], yb[keep], class_weight=cw, step=0.1, max_epochs=5, random_state=0)

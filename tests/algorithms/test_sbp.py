@@ -5,28 +5,20 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, load_digits, load_iris
+from sklearn.datasets import load_digits, load_iris
 from sklearn.svm import SVC
 
 import algorithms
 from algorithms import sbp
-from conftest import host
-
-
-@pytest.fixture(scope="module")
-def cancer():
-    X, y = load_breast_cancer(return_X_y=True)
-    return (X - X.mean(0)) / X.std(0), y
+from kbackends.testing import host, oracle
 
 
 def _naive_level(c, y, v, bias):
     """Sort-based level (and bias) by the definitions, float64."""
-    from kbackends.kernels.waterfill._xp import water_level, water_level_biased
-
     if bias:
-        g, b = water_level_biased(c, y, v, xp=np)
+        g, b = oracle("water_level_biased")(c, y, v, xp=np)
         return float(g), float(b)
-    return float(water_level(c, np.array([v]), np.array([0, len(c)]), xp=np)[0]), 0.0
+    return float(oracle("water_level")(c, np.array([v]), np.array([0, len(c)]), xp=np)[0]), 0.0
 
 
 def _naive_sbp(X, y, nu, gamma, bias, T, batch_size, seed):

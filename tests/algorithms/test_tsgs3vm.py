@@ -2,17 +2,15 @@
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer
 
 from algorithms import tsgs3vm
 from algorithms._losses import UNLABELED_LOSSES
-from conftest import make_backend
+from kbackends.testing import make_backend
 
 
 @pytest.fixture(scope="module")
-def semi():
-    X, y = load_breast_cancer(return_X_y=True)
-    X = (X - X.mean(0)) / X.std(0)
+def semi(cancer):
+    X, y = cancer
     rng = np.random.default_rng(0)
     labeled = rng.random(len(y)) < 0.1
     return X, y, np.where(labeled, y, -1)

@@ -5,7 +5,7 @@ import pytest
 
 from algorithms import TSGSUClassifier, tsgsu
 from algorithms.datasets import load
-from conftest import make_backend
+from kbackends.testing import make_backend
 
 
 def _two_blobs(n, prior, sep, seed, d=2):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from conftest import close, host
 from kbackends.ops import anchor_accumulate, anchor_graph, anchor_propagate, kmeans, snap_to_samples
+from kbackends.testing import assert_close, host
 
 
 def _brute(X, A):
@@ -31,7 +31,7 @@ def test_anchor_graph_is_the_k_nearest_with_rows_summing_to_one(backend, dtype_n
     D = _brute(X, A)
     order = np.argsort(D, axis=1, kind="stable")[:, :k]
     # The chosen anchors are the k nearest: their distances are the k smallest ...
-    close(np.take_along_axis(D, idx, axis=1), np.take_along_axis(D, order, axis=1), dtype_name, scale=10 * d)
+    assert_close(np.take_along_axis(D, idx, axis=1), np.take_along_axis(D, order, axis=1), dtype_name, scale=10 * d)
     # ... and, where no two distances are closer than rounding, the very same anchors in the same order.
     sorted_d = np.sort(D, axis=1)
     gaps = np.diff(sorted_d[:, : k + 1], axis=1).min(axis=1) if m > 1 else np.full(n, np.inf)
@@ -43,7 +43,7 @@ def test_anchor_graph_is_the_k_nearest_with_rows_summing_to_one(backend, dtype_n
     Dk = np.take_along_axis(D, idx, axis=1)
     sigma2 = np.maximum(np.sqrt(Dk[:, :1]), 1e-8)
     g = np.exp(-(Dk - Dk[:, :1]) / sigma2)
-    close(w, g / g.sum(axis=1, keepdims=True), dtype_name, scale=100)
+    assert_close(w, g / g.sum(axis=1, keepdims=True), dtype_name, scale=100)
 
 
 def test_ties_and_a_sample_on_an_anchor(backend):
@@ -69,9 +69,9 @@ def test_propagate_and_accumulate_are_M_and_M_transpose(backend, dtype_name, n, 
     rows = rng.standard_normal(n if q is None else (n, q)).astype(dtype_name)
     M = _dense(idx, w.astype(np.float64), m)
     got = anchor_propagate(backend.asarray(idx), backend.asarray(w), backend.asarray(vals))
-    close(got, M @ vals.astype(np.float64), dtype_name, scale=1e3 * k)
+    assert_close(got, M @ vals.astype(np.float64), dtype_name, scale=1e3 * k)
     got = anchor_accumulate(backend.asarray(idx), backend.asarray(w), backend.asarray(rows), m)
-    close(got, M.T @ rows.astype(np.float64), dtype_name, scale=max(1, n))
+    assert_close(got, M.T @ rows.astype(np.float64), dtype_name, scale=max(1, n))
 
 
 def test_kmeans_finds_separated_blobs_and_snaps_to_samples(backend):

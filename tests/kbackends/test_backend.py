@@ -86,8 +86,9 @@ def test_missing_op_names_op_backend_and_what_exists():
 
 
 def test_kernels_are_picked_by_backend_preference():
-    from kbackends.kernels.rff import _numba, _xp
+    from kbackends.testing import kernel_module
 
+    _numba, _xp = kernel_module("rff", "numba"), kernel_module("rff", "xp")
     assert get_kernel("rff_predict", "cpu") is _numba.rff_predict
     assert get_kernel("rff_predict", resolve(array_api_strict)) is _xp.rff_predict
 

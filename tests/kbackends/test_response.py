@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from conftest import close, host
 from kbackends.ops import kernel_response_update
+from kbackends.testing import assert_close, host, kernel_module
 
 
 def _explicit(X, idx, coef, y, c, kernel, gamma):
@@ -30,7 +30,7 @@ def test_matches_the_explicit_kernel(backend, dtype_name, kernel, n, m, d):
     expected = _explicit(X, idx, coef.astype(np.float64), y, c.astype(np.float64), kernel, 0.3)
     assert host(got).shape == (n,)
     scale = 1 + np.abs(coef).sum() * (1 if kernel == "rbf" else d * 10)
-    close(got, expected, dtype_name, scale=scale)
+    assert_close(got, expected, dtype_name, scale=scale)
 
 
 def test_input_is_not_modified_and_errors():
@@ -50,8 +50,7 @@ def test_input_is_not_modified_and_errors():
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 def test_blas_path_over_several_row_chunks(monkeypatch, dtype_name, kernel):
     """cpu: from 8 changed rows on, inner products come from BLAS per row chunk."""
-    from kbackends.kernels.response import _numba
-
+    _numba = kernel_module("response", "numba")
     monkeypatch.setattr(_numba, "_CHUNK_ELEMENTS", 40)  # 40 // 11 = 3 rows per chunk
     rng = np.random.default_rng(3)
     X = rng.standard_normal((23, 4)).astype(dtype_name)
@@ -61,4 +60,4 @@ def test_blas_path_over_several_row_chunks(monkeypatch, dtype_name, kernel):
     c = rng.standard_normal(23).astype(dtype_name)
     got = _numba.kernel_response_update(X, idx, coef * y[idx], y, c, xp=np, kernel=kernel, gamma=0.3)  # the op passes coef * y[idx]
     expected = _explicit(X, idx, coef.astype(np.float64), y, c.astype(np.float64), kernel, 0.3)
-    close(got, expected, dtype_name, scale=1 + np.abs(expected).max())
+    assert_close(got, expected, dtype_name, scale=1 + np.abs(expected).max())

@@ -4,11 +4,10 @@ approximation they exist for, and clear errors for bad input."""
 import numpy as np
 import pytest
 
-from conftest import close, host, make_backend, on
 from kbackends import ops
 from kbackends.random import omega_block
+from kbackends.testing import assert_matches_oracle, host, on
 
-ORACLE = "array_api_strict"
 # (n_samples, n_features, n_dims): empty, single, odd, larger than one row tile (64).
 SIZES = [(0, 5, 3), (1, 1, 1), (7, 5, 3), (131, 33, 4)]
 FORMS = ["cos", "cossin"]
@@ -21,18 +20,12 @@ def _problem(dtype_name, n, m, d, seed=0, x_scale=1.0):
     return X, np.asarray(omega), np.asarray(phase), rng
 
 
-def _oracle(op, *arrays, **kw):
-    bk = make_backend(ORACLE)
-    return host(getattr(ops, op)(*(bk.asarray(a) for a in arrays), **kw))
-
-
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("n, m, d", SIZES)
 def test_features_match_oracle(backend, dtype_name, form, n, m, d):
     X, omega, phase, _ = _problem(dtype_name, n, m, d)
-    got = ops.rff_features(*(on(backend, a) for a in (X, omega, phase)), form=form)
+    (got,) = assert_matches_oracle("rff_features", X, omega, phase, backend=backend, form=form)
     assert got.shape == (n, m * (1 if form == "cos" else 2))
-    close(got, _oracle("rff_features", X, omega, phase, form=form), dtype_name)
 
 
 @pytest.mark.parametrize("n_targets", [None, 1, 3])
@@ -43,10 +36,9 @@ def test_predict_matches_oracle(backend, dtype_name, form, n, m, d, n_targets):
     n_out = m * (1 if form == "cos" else 2)
     shape = (n_out,) if n_targets is None else (n_out, n_targets)
     coef = rng.standard_normal(shape).astype(dtype_name)
-    got = ops.rff_predict(*(on(backend, a) for a in (X, omega, phase, coef)), form=form)
+    (got,) = assert_matches_oracle("rff_predict", X, omega, phase, coef, backend=backend, form=form,
+                                   scale=np.abs(coef).sum())
     assert got.shape == (n,) + shape[1:]
-    expected = _oracle("rff_predict", X, omega, phase, coef, form=form)
-    close(got, expected, dtype_name, scale=np.abs(coef).sum())
 
 
 @pytest.mark.parametrize("n_targets", [None, 2, 9])  # 9 > the cuda kernel's group of 8
@@ -56,11 +48,10 @@ def test_weighted_sum_matches_oracle(backend, dtype_name, form, n, m, d, n_targe
     X, omega, phase, rng = _problem(dtype_name, n, m, d)
     shape = (n,) if n_targets is None else (n_targets, n)
     g = rng.standard_normal(shape).astype(dtype_name)
-    got = ops.rff_weighted_sum(*(on(backend, a) for a in (X, omega, phase, g)), form=form)
+    (got,) = assert_matches_oracle("rff_weighted_sum", X, omega, phase, g, backend=backend, form=form,
+                                   scale=max(1.0, np.abs(g).sum()))
     n_out = m * (1 if form == "cos" else 2)
     assert got.shape == shape[:-1] + (n_out,)
-    expected = _oracle("rff_weighted_sum", X, omega, phase, g, form=form)
-    close(got, expected, dtype_name, scale=max(1.0, np.abs(g).sum()))
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -176,7 +167,6 @@ def test_cpu_kernels_match_oracle_on_random_shapes(n, m, d, k, form, scale, seed
     n_out = m * (1 if form == "cos" else 2)
     coef = rng.standard_normal((n_out, k))
     g = rng.standard_normal((k, n))
-    close(ops.rff_predict(X, omega, phase, coef, form=form),
-          _oracle("rff_predict", X, omega, phase, coef, form=form), "float64", scale=np.abs(coef).sum())
-    close(ops.rff_weighted_sum(X, omega, phase, g, form=form),
-          _oracle("rff_weighted_sum", X, omega, phase, g, form=form), "float64", scale=max(1.0, np.abs(g).sum()))
+    assert_matches_oracle("rff_predict", X, omega, phase, coef, backend="cpu", form=form, scale=np.abs(coef).sum())
+    assert_matches_oracle("rff_weighted_sum", X, omega, phase, g, backend="cpu", form=form,
+                          scale=max(1.0, np.abs(g).sum()))

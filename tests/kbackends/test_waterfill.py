@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import host
 from kbackends.ops import water_level
+from kbackends.testing import host, kernel_module, make_backend
+from kbackends.testing import oracle as xp_kernel
 
 
 def oracle(c, v):
@@ -75,8 +76,6 @@ def test_single_segment_returns_a_scalar():
     volume=st.one_of(st.just(0.0), st.floats(1e-12, 1e6)),
 )
 def test_property_cpu_and_reference(parts, volume):
-    from conftest import make_backend
-
     c = np.concatenate([np.asarray(p) for p in parts])
     offsets = np.r_[0, np.cumsum([len(p) for p in parts])]
     volumes = [volume] * len(parts)
@@ -141,9 +140,7 @@ def test_biased_bad_input():
 
 def _biased_oracle(c, y, v):
     """(gamma, b) from the xp reference on NumPy: sort-based pair sums."""
-    from kbackends.kernels.waterfill._xp import water_level_biased as reference
-
-    gamma, b = reference(np.asarray(c, dtype=np.float64), np.asarray(y), v, xp=np)
+    gamma, b = xp_kernel("water_level_biased")(np.asarray(c, dtype=np.float64), np.asarray(y), v, xp=np)
     return float(gamma), float(b)
 
 
@@ -178,8 +175,6 @@ def test_biased_matches_the_sort_reference(backend, dtype_name, case, volume, si
     volume=st.one_of(st.just(0.0), st.floats(1e-12, 1e6)),
 )
 def test_biased_property_cpu_and_reference(c, ties, data, volume):
-    from conftest import make_backend
-
     c = np.round(np.asarray(c) / 100.0) if ties else np.asarray(c)
     y = np.asarray(data.draw(st.lists(st.sampled_from([1, -1]), min_size=len(c), max_size=len(c))))
     y[0], y[1] = 1, -1
@@ -193,8 +188,6 @@ def test_biased_property_cpu_and_reference(c, ties, data, volume):
 def test_large_segments_sampled_bracket(case, volume, n):
     """cpu, from 4096 values on: the level from a sampled bracket and one pass
     (and the full selection when the bracket misses, e.g. constant heights)."""
-    from conftest import make_backend
-
     rng = np.random.default_rng(5)
     if case == "two clusters":
         c = np.r_[np.zeros(n // 2), np.full(n - n // 2, 1e-3)] + 1e-12 * rng.standard_normal(n)
@@ -205,9 +198,7 @@ def test_large_segments_sampled_bracket(case, volume, n):
 
 def test_threaded_segments(monkeypatch):
     """cpu: several large segments run in parallel (prange); same levels."""
-    from conftest import make_backend
-    from kbackends.kernels.waterfill import _numba
-
+    _numba = kernel_module("waterfill", "numba")
     monkeypatch.setattr(_numba, "_PARALLEL_FROM", 1000)
     rng = np.random.default_rng(6)
     sizes = [5000, 1, 4097, 300]
