@@ -83,3 +83,15 @@ def test_user_errors_print_one_line_and_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["train", str(tmp_path / "d.csv"), "--n-iter", "0", "--quiet"])
     assert "`n_iter` must be an integer >= 1" in capsys.readouterr().err
+
+
+def test_kernel_choices_are_the_one_kernel_table():
+    """`--kernel` takes the names of kbackends.random.KERNELS and nothing else."""
+    from algorithms.__main__ import build_parser
+    from kbackends.random import KERNELS
+
+    parser = build_parser()
+    for name in KERNELS:
+        assert parser.parse_args(["train", "d.svm", "--kernel", name]).kernel == name
+    with pytest.raises(SystemExit):
+        parser.parse_args(["train", "d.svm", "--kernel", "gaussian"])
