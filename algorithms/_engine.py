@@ -37,9 +37,8 @@ from typing import Callable
 import numpy as np
 
 from kbackends import ops
+from kbackends.losses import Loss
 from kbackends.random import omega_block
-
-from ._losses import Loss
 
 SCHEDULES = ("auto", "theta_over_t", "constant", "inverse_scaling")
 VARIANTS = ("dsg", "udsg", "cdsg")

@@ -34,10 +34,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 
 from kbackends import resolve
+from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 from kbackends.random import KERNELS
 
 from . import _engine
-from ._losses import SOFTMAX, SUPERVISED_LOSSES
 from ._model import RFFModel
 from ._validation import (
     check_choice,

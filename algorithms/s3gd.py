@@ -40,6 +40,7 @@ import numpy as np
 
 from kbackends import get_kernel, ops, resolve
 from kbackends._xp_utils import to_numpy
+from kbackends.losses import PSI_CODES, dpsi, psi
 
 from ._estimator import FunctionalClassifier
 from ._model import LinearModel
@@ -54,7 +55,7 @@ from ._validation import (
     seed_from,
 )
 
-LOSSES = ("logistic", "squared_hinge", "smooth_hinge")
+LOSSES = tuple(PSI_CODES)
 PENALTIES = ("l2", "l1", "elasticnet")
 METHODS = ("s3gd", "sgd", "svrg")
 DEFAULT_INNER_ITER = {"s3gd": 20, "svrg": 50, "sgd": 20}  # Section 4.3 / 4.2
@@ -379,26 +380,10 @@ def _anchor_graph(X, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng):
     return Z, idx, gw
 
 
-def _loss_derivative(u, y, loss, beta, xp):
-    from kbackends.kernels.prox_sgd._xp import LOSSES as CODES
-    from kbackends.kernels.prox_sgd._xp import dpsi
-
-    return dpsi(u, y, CODES[loss], beta, xp)
-
-
-def _loss_value(u, y, loss, beta, xp):
-    zero = xp.zeros_like(u)
-    if loss == "logistic":
-        return xp.logaddexp(zero, -y * u)
-    if loss == "squared_hinge":
-        return 0.5 * xp.maximum(1.0 - y * u, 0.0) ** 2
-    return xp.logaddexp(zero, -beta * (y * u - 1.0)) / beta
-
-
 def _smooth_gradient(X, cls, sw, w, loss, beta, xp):
     """Exact gradient of the smooth part (1/n) sum_i s_i psi_i at w (w[-1]: the intercept)."""
     signs = xp.astype(cls, X.dtype) * 2.0 - 1.0
-    a = sw * _loss_derivative(X @ w[:-1] + w[-1], signs, loss, beta, xp) / X.shape[0]
+    a = sw * dpsi(X @ w[:-1] + w[-1], signs, PSI_CODES[loss], beta, xp) / X.shape[0]
     return xp.concat((a @ X, xp.sum(a)[None]))
 
 
@@ -469,7 +454,7 @@ def objective(model, X, y, *, backend="auto"):
         signs = bk.asarray(cls_host * 2.0 - 1.0)
         signs = xp.astype(signs, X.dtype)
         u = X @ coef[row, :] + intercept[row]
-        data = float(xp.mean(weights * _loss_value(u, signs, p["loss"], p["beta"], xp)))
+        data = float(xp.mean(weights * psi(u, signs, PSI_CODES[p["loss"]], p["beta"], xp)))
         w_all = xp.concat((coef[row, :], intercept[row : row + 1]))
         sq = float(xp.sum(w_all * w_all))
         l1n = float(xp.sum(xp.abs(w_all)))

@@ -37,10 +37,10 @@ import numpy as np
 
 from kbackends import resolve
 from kbackends._xp_utils import to_numpy
+from kbackends.losses import HINGE, UNLABELED_LOSSES
 from kbackends.random import KERNELS
 
 from . import _engine
-from ._losses import HINGE, UNLABELED_LOSSES
 from ._estimator import FunctionalClassifier
 from ._model import RFFModel
 from ._validation import (

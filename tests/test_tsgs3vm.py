@@ -5,8 +5,8 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 
 from algorithms import tsgs3vm
-from algorithms._losses import UNLABELED_LOSSES
 from conftest import make_backend
+from kbackends.losses import UNLABELED_LOSSES
 
 
 @pytest.fixture(scope="module")
