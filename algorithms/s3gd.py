@@ -396,24 +396,14 @@ def _pearson(a, b):
 
 def decision_function(model, X, *, backend="auto"):
     """Decision values ``X @ coef.T + intercept``: shape (n_samples,) for two classes,
-    (n_samples, n_classes) otherwise; on ``X``'s backend."""
-    bk = resolve(backend, X)
-    xp = bk.xp
-    X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None)
-    check_n_features(X, model.n_features_in)
-    model = model if model.backend == bk.name else model.to(bk)
-    f = X @ xp.astype(model.coef, X.dtype).T + xp.astype(model.intercept, X.dtype)
-    return f[:, 0] if f.shape[1] == 1 else f
+    (n_samples, n_classes) otherwise; on ``X``'s backend. The same as
+    ``model.decision_function(X, backend=backend)`` (:meth:`LinearModel.decision_function`)."""
+    return model.decision_function(X, backend=backend)
 
 
 def predict(model, X, *, backend="auto"):
-    """Predicted class labels for ``X``."""
-    bk = resolve(backend, X)
-    xp = bk.xp
-    f = decision_function(model, X, backend=bk)
-    classes = bk.asarray(np.asarray(model.classes))
-    index = xp.astype(f > 0, xp.int64) if f.ndim == 1 else xp.argmax(f, axis=1)
-    return xp.take(classes, index, axis=0)
+    """Predicted class labels for ``X``; the same as ``model.predict(X, backend=backend)``."""
+    return model.predict(X, backend=backend)
 
 
 def objective(model, X, y, *, backend="auto"):

@@ -202,7 +202,7 @@ def fit(
         balance=(1, balance_target) if balance and use_unlabeled else None,
         max_blocks=max_blocks,
         callback=callback,
-        sampling_seed=seed ^ 0x5DEECE66D,
+        sampling_seed=_engine.sampling_seed(seed),
     )
     result = _engine.run(sources, bk, settings, X.dtype)
     params = {

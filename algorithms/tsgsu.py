@@ -451,7 +451,7 @@ def fit(
         max_blocks=max_blocks,
         fit_intercept=bool(fit_intercept),
         callback=callback,
-        sampling_seed=seed ^ 0x5DEECE66D,
+        sampling_seed=_engine.sampling_seed(seed),
         derivatives=risk.hook(correction_smoothing, correction_margin),
     )
     result = _engine.run(sources, bk, settings, X_s.dtype)

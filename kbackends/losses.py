@@ -240,7 +240,7 @@ def dpsi(u, y, code, beta, xp):
 
 # Numba's on-disk cache of the kernel that compiles this does not see edits here:
 # clear kbackends/kernels/prox_sgd/__pycache__ after changing it.
-@register_jitable(inline="always")
+@register_jitable
 def dpsi_scalar(u, y, code, beta):
     """``d psi(u; y) / du`` for one score ``u`` and label ``y`` (floats), compiled into
     the prox-SGD cpu kernel (a plain Python function elsewhere)."""
