@@ -30,16 +30,16 @@ Polyak averaging of the iterates is optional and costs O(1) per event (see
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from kbackends import ops
+from kbackends.losses import Loss
 from kbackends.random import omega_block
 
-from ._losses import Loss
+from ._threads import single_threaded_blas
 
 SCHEDULES = ("auto", "theta_over_t", "constant", "inverse_scaling")
 VARIANTS = ("dsg", "udsg", "cdsg")
@@ -86,6 +86,16 @@ class _Batch:
     g: object = None  # weighted loss derivatives at f
 
 
+def sampling_seed(seed):
+    """The seed of the mini-batch draws of a fit seeded with ``seed``.
+
+    ``seed`` itself keys the random features (``omega_block``); XOR with a fixed odd
+    constant (0x5DEECE66D, the multiplier of Java's 48-bit LCG) gives the row draws
+    a stream of their own, the same on every backend.
+    """
+    return seed ^ 0x5DEECE66D
+
+
 @dataclass
 class EngineSettings:
     """Hyper-parameters of one engine run (already validated)."""
@@ -113,7 +123,7 @@ class EngineSettings:
     # an old block drawn uniformly (UDSG's step) so an iteration's cost stops growing.
     max_blocks: int | None = None
     callback: Callable | None = None
-    sampling_seed: int = 0
+    sampling_seed: int = 0  # seeds the mini-batch draws: sampling_seed(seed)
     # Objectives that are not a plain sum of per-source mean losses (TSGSU's
     # non-negative risk correction, which weighs each source's derivatives by the
     # sign of a risk term summed over the batches of several sources): called as
@@ -243,22 +253,8 @@ def _cdsg_step(beta, g_mean, gamma_t, bound, batch_size):
 
 def run(sources: list[Source], bk, settings: EngineSettings, dtype) -> EngineResult:
     """Run the engine; see the module docstring. Inputs are validated by the caller."""
-    with _single_threaded_blas(bk):
+    with single_threaded_blas(bk):
         return _run(sources, bk, settings, dtype)
-
-
-@contextlib.contextmanager
-def _single_threaded_blas(bk):
-    """On the cpu backend the Numba kernels use every core; BLAS threads that
-    spin-wait between the engine's small GEMMs steal them (measured: a DSG fit
-    on ijcnn1 took 6.1 s with threaded OpenBLAS, 3.8 s with one BLAS thread)."""
-    if bk.name != "cpu":
-        yield
-        return
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 def _run(sources, bk, settings, dtype):

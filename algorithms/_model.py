@@ -19,6 +19,8 @@ import numpy as np
 from kbackends import resolve
 from kbackends import to_numpy
 
+from ._prediction import Predictor, kernel_expansion
+
 FORMAT_VERSION = 1
 _MODEL_TYPES: dict = {}
 
@@ -103,7 +105,7 @@ def load(path, backend="cpu"):
 
 @_register
 @dataclass(frozen=True)
-class RFFModel(_ModelIO):
+class RFFModel(Predictor, _ModelIO):
     """A kernel machine on regenerated random Fourier features (DSG, TSGS3VM, TSGSU).
 
     ``f(x) = intercept + sum_b coef[b*F:(b+1)*F] . cos(omega_b x + phase_b)``,
@@ -180,7 +182,7 @@ class RFFModel(_ModelIO):
 
 @_register
 @dataclass(frozen=True)
-class LinearModel(_ModelIO):
+class LinearModel(Predictor, _ModelIO):
     """A linear classifier ``f(x) = coef . x + intercept`` (S3GD, prox-SVRG, prox-SGD).
 
     Attributes
@@ -210,10 +212,21 @@ class LinearModel(_ModelIO):
     backend: str = "cpu"
     dtype: str = "float64"
 
+    @property
+    def task(self):
+        """"binary" (one row of ``coef``: the sign of its decision) or "ovr" (argmax over rows)."""
+        return "binary" if self.coef.shape[0] == 1 else "ovr"
+
+    def raw_decision(self, X, bk):
+        """``X @ coef.T + intercept`` of shape (n, n_outputs) on backend ``bk``; X validated by the caller."""
+        xp = bk.xp
+        model = self if self.backend == bk.name else self.to(bk)
+        return X @ xp.astype(model.coef, X.dtype).T + xp.astype(model.intercept, X.dtype)
+
 
 @_register
 @dataclass(frozen=True)
-class KernelExpansionModel(_ModelIO):
+class KernelExpansionModel(Predictor, _ModelIO):
     """A kernel machine stored as its expansion over support vectors (SBP).
 
     ``f(x) = intercept + sum_j coef[j] * K(support_vectors[j], x)`` with
@@ -263,15 +276,5 @@ class KernelExpansionModel(_ModelIO):
         out = xp.zeros((X.shape[0], coef.shape[1]), dtype=X.dtype) + xp.astype(model.intercept, X.dtype)
         if S.shape[0] == 0 or X.shape[0] == 0:
             return out
-        sq_s = xp.sum(S * S, axis=1)
-        step = max(1, chunk_elements // S.shape[0])
-        parts = []
-        for start in range(0, X.shape[0], step):
-            Xc = X[start : min(X.shape[0], start + step), :]
-            K = Xc @ S.T
-            if self.kernel == "rbf":
-                sq = xp.sum(Xc * Xc, axis=1)
-                K = xp.exp(-self.gamma * xp.maximum(sq[:, None] + sq_s[None, :] - 2.0 * K, 0.0))
-            parts.append(K @ coef)
-        f = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+        f = kernel_expansion(X, S, coef, kernel=self.kernel, gamma=self.gamma, xp=xp, chunk_elements=chunk_elements)
         return f + out

@@ -34,15 +34,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 
 from kbackends import resolve
+from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 from kbackends.random import KERNELS
 
 from . import _engine
-from ._losses import SOFTMAX, SUPERVISED_LOSSES
 from ._model import RFFModel
 from ._validation import (
     check_choice,
     check_gamma,
-    check_n_features,
     check_nonneg_float,
     check_positive_int,
     check_X,
@@ -192,7 +191,7 @@ def fit(
         n_outputs=y_matrix.shape[1],
         callback=callback,
         cache_predictions=cache_predictions,
-        sampling_seed=seed ^ 0x5DEECE66D,
+        sampling_seed=_engine.sampling_seed(seed),
     )
     source = _engine.Source(X=X, y=y_matrix, loss=source_loss, weight=1.0, batch_size=batch_size)
     result = _engine.run([source], bk, settings, X.dtype)
@@ -236,24 +235,15 @@ def _targets(y, X, bk, loss):
 
 def decision_function(model, X, *, backend="auto"):
     """Decision values of ``X``: shape (n_samples,) for binary and regression,
-    (n_samples, n_classes) for more classes; on ``X``'s backend."""
-    bk = resolve(backend, X)
-    X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None)
-    check_n_features(X, model.n_features_in)
-    f = model.raw_decision(X, bk)
-    return f[:, 0] if f.shape[1] == 1 else f
+    (n_samples, n_classes) for more classes; on ``X``'s backend. The same as
+    ``model.decision_function(X, backend=backend)`` (:meth:`RFFModel.decision_function`)."""
+    return model.decision_function(X, backend=backend)
 
 
 def predict(model, X, *, backend="auto"):
-    """Predicted labels (classification) or values (regression) for ``X``."""
-    bk = resolve(backend, X)
-    f = decision_function(model, X, backend=bk)
-    xp = bk.xp
-    if model.task == "regression":
-        return f
-    classes = bk.asarray(np.asarray(model.classes))
-    index = xp.astype(f > 0, xp.int64) if model.task == "binary" else xp.argmax(f, axis=1)
-    return xp.take(classes, index, axis=0)
+    """Predicted labels (classification) or values (regression) for ``X``; the same as
+    ``model.predict(X, backend=backend)``."""
+    return model.predict(X, backend=backend)
 
 
 def objective(model, X, y, *, backend="auto"):

@@ -39,6 +39,7 @@ import time
 import numpy as np
 
 from kbackends import get_kernel, ops, resolve, to_numpy
+from kbackends.losses import PSI_CODES, dpsi, psi
 
 from ._estimator import FunctionalClassifier
 from ._model import LinearModel
@@ -53,7 +54,7 @@ from ._validation import (
     seed_from,
 )
 
-LOSSES = ("logistic", "squared_hinge", "smooth_hinge")
+LOSSES = tuple(PSI_CODES)
 PENALTIES = ("l2", "l1", "elasticnet")
 METHODS = ("s3gd", "sgd", "svrg")
 DEFAULT_INNER_ITER = {"s3gd": 20, "svrg": 50, "sgd": 20}  # Section 4.3 / 4.2
@@ -378,26 +379,10 @@ def _anchor_graph(X, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng):
     return Z, idx, gw
 
 
-def _loss_derivative(u, y, loss, beta, xp):
-    from kbackends.kernels.prox_sgd._xp import LOSSES as CODES
-    from kbackends.kernels.prox_sgd._xp import dpsi
-
-    return dpsi(u, y, CODES[loss], beta, xp)
-
-
-def _loss_value(u, y, loss, beta, xp):
-    zero = xp.zeros_like(u)
-    if loss == "logistic":
-        return xp.logaddexp(zero, -y * u)
-    if loss == "squared_hinge":
-        return 0.5 * xp.maximum(1.0 - y * u, 0.0) ** 2
-    return xp.logaddexp(zero, -beta * (y * u - 1.0)) / beta
-
-
 def _smooth_gradient(X, cls, sw, w, loss, beta, xp):
     """Exact gradient of the smooth part (1/n) sum_i s_i psi_i at w (w[-1]: the intercept)."""
     signs = xp.astype(cls, X.dtype) * 2.0 - 1.0
-    a = sw * _loss_derivative(X @ w[:-1] + w[-1], signs, loss, beta, xp) / X.shape[0]
+    a = sw * dpsi(X @ w[:-1] + w[-1], signs, PSI_CODES[loss], beta, xp) / X.shape[0]
     return xp.concat((a @ X, xp.sum(a)[None]))
 
 
@@ -410,24 +395,14 @@ def _pearson(a, b):
 
 def decision_function(model, X, *, backend="auto"):
     """Decision values ``X @ coef.T + intercept``: shape (n_samples,) for two classes,
-    (n_samples, n_classes) otherwise; on ``X``'s backend."""
-    bk = resolve(backend, X)
-    xp = bk.xp
-    X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None)
-    check_n_features(X, model.n_features_in)
-    model = model if model.backend == bk.name else model.to(bk)
-    f = X @ xp.astype(model.coef, X.dtype).T + xp.astype(model.intercept, X.dtype)
-    return f[:, 0] if f.shape[1] == 1 else f
+    (n_samples, n_classes) otherwise; on ``X``'s backend. The same as
+    ``model.decision_function(X, backend=backend)`` (:meth:`LinearModel.decision_function`)."""
+    return model.decision_function(X, backend=backend)
 
 
 def predict(model, X, *, backend="auto"):
-    """Predicted class labels for ``X``."""
-    bk = resolve(backend, X)
-    xp = bk.xp
-    f = decision_function(model, X, backend=bk)
-    classes = bk.asarray(np.asarray(model.classes))
-    index = xp.astype(f > 0, xp.int64) if f.ndim == 1 else xp.argmax(f, axis=1)
-    return xp.take(classes, index, axis=0)
+    """Predicted class labels for ``X``; the same as ``model.predict(X, backend=backend)``."""
+    return model.predict(X, backend=backend)
 
 
 def objective(model, X, y, *, backend="auto"):
@@ -468,7 +443,7 @@ def objective(model, X, y, *, backend="auto"):
         signs = bk.asarray(cls_host * 2.0 - 1.0)
         signs = xp.astype(signs, X.dtype)
         u = X @ coef[row, :] + intercept[row]
-        data = float(xp.mean(weights * _loss_value(u, signs, p["loss"], p["beta"], xp)))
+        data = float(xp.mean(weights * psi(u, signs, PSI_CODES[p["loss"]], p["beta"], xp)))
         w_all = xp.concat((coef[row, :], intercept[row : row + 1]))
         sq = float(xp.sum(w_all * w_all))
         l1n = float(xp.sum(xp.abs(w_all)))

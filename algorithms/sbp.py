@@ -57,10 +57,11 @@ from kbackends import get_kernel, ops, resolve, to_numpy
 
 from ._estimator import FunctionalClassifier
 from ._model import KernelExpansionModel
+from ._prediction import kernel_expansion
+from ._threads import single_threaded_blas
 from ._validation import (
     check_choice,
     check_gamma,
-    check_n_features,
     check_nonneg_float,
     check_positive_int,
     check_X,
@@ -161,11 +162,9 @@ def fit(
         targets = np.where(y_host == 1, 1.0, -1.0)[None, :]
     else:
         targets = np.where(y_host[None, :] == np.arange(classes.size)[:, None], 1.0, -1.0)
-    # Many small BLAS products (one per iteration): waking BLAS threads for each
-    # costs more than it saves, and on a loaded machine a descheduled thread
-    # stalls every join (measured 26 ms vs 9 ms per letter iteration).
+    # Many small BLAS products (one per iteration): one BLAS thread (see single_threaded_blas).
     small = n * targets.shape[0] * batch_size * X.shape[1] < (1 << 24)
-    with _blas_threads(1 if small and bk.name == "cpu" else None):
+    with single_threaded_blas(bk, when=small):
         result = _run(X, targets, bk, nu=nu, kernel=kernel, gamma=gamma, bias=bool(bias), n_iter=n_iter,
                       batch_size=batch_size, seed=seed, callback=callback)
 
@@ -201,17 +200,6 @@ def fit(
         backend=bk.name,
         dtype=X_dtype,
     )
-
-
-def _blas_threads(limit):
-    """A context limiting BLAS threads to ``limit`` (None: unchanged)."""
-    import contextlib
-
-    if limit is None:
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=limit, user_api="blas")
 
 
 def _self_kernel(X, xp, kernel):
@@ -359,39 +347,20 @@ def _block_response(X, rows, coef, xp, bk, kernel, gamma, chunk_elements=1 << 22
     W = np.zeros((n_out * batch, n_out))
     W[np.arange(n_out * batch), np.repeat(np.arange(n_out), batch)] = coef.ravel()
     W = xp.astype(bk.asarray(W), X.dtype)
-    sq_s = xp.sum(Srows * Srows, axis=1)
-    n = X.shape[0]
-    step = max(1, chunk_elements // Srows.shape[0])
-    parts = []
-    for begin in range(0, n, step):
-        Xc = X[begin : min(n, begin + step), :]
-        Kc = Xc @ Srows.T
-        if kernel == "rbf":
-            sq = xp.sum(Xc * Xc, axis=1)
-            Kc = xp.exp(-gamma * xp.maximum(sq[:, None] + sq_s[None, :] - 2.0 * Kc, 0.0))
-        parts.append(Kc @ W)
-    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
-    return out.T
+    return kernel_expansion(X, Srows, W, kernel=kernel, gamma=gamma, xp=xp, chunk_elements=chunk_elements).T
 
 
 def decision_function(model, X, *, backend="auto"):
     """Decision values of ``X``: shape (n_samples,) for two classes, else
-    (n_samples, n_classes); the expansion is evaluated in row chunks."""
-    bk = resolve(backend, X)
-    X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None)
-    check_n_features(X, model.n_features_in)
-    f = model.raw_decision(X, bk)
-    return f[:, 0] if f.shape[1] == 1 else f
+    (n_samples, n_classes); the expansion is evaluated in row chunks. The same as
+    ``model.decision_function(X, backend=backend)`` (:meth:`KernelExpansionModel.decision_function`)."""
+    return model.decision_function(X, backend=backend)
 
 
 def predict(model, X, *, backend="auto"):
-    """Predicted class labels for ``X``, on ``X``'s backend."""
-    bk = resolve(backend, X)
-    f = decision_function(model, X, backend=bk)
-    xp = bk.xp
-    classes = bk.asarray(np.asarray(model.classes))
-    index = xp.astype(f > 0, xp.int64) if model.task == "binary" else xp.argmax(f, axis=1)
-    return xp.take(classes, index, axis=0)
+    """Predicted class labels for ``X``, on ``X``'s backend; the same as
+    ``model.predict(X, backend=backend)``."""
+    return model.predict(X, backend=backend)
 
 
 def nu_from_svm(X, y, *, C=1.0, kernel="rbf", gamma="median", svm=None, max_samples=2000, random_state=0):

@@ -37,10 +37,10 @@ import numpy as np
 
 from kbackends import resolve
 from kbackends import to_numpy
+from kbackends.losses import HINGE, UNLABELED_LOSSES
 from kbackends.random import KERNELS
 
 from . import _engine
-from ._losses import HINGE, UNLABELED_LOSSES
 from ._estimator import FunctionalClassifier
 from ._model import RFFModel
 from ._validation import (
@@ -202,7 +202,7 @@ def fit(
         balance=(1, balance_target) if balance and use_unlabeled else None,
         max_blocks=max_blocks,
         callback=callback,
-        sampling_seed=seed ^ 0x5DEECE66D,
+        sampling_seed=_engine.sampling_seed(seed),
     )
     result = _engine.run(sources, bk, settings, X.dtype)
     params = {

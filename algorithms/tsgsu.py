@@ -64,11 +64,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from kbackends import resolve
 from kbackends import to_numpy
+from kbackends.losses import EVAL_MARGIN_LOSSES as EVAL_LOSSES
+from kbackends.losses import MARGIN_LOSSES, Loss
 from kbackends.random import KERNELS
 
 from . import _engine
 from ._estimator import FunctionalClassifier
-from ._losses import Loss
 from ._model import RFFModel
 from ._validation import (
     check_choice,
@@ -98,32 +99,6 @@ __all__ = [
 ]
 
 CORRECTIONS = ("abs", "relu", "none")
-
-
-# --- margin losses l(z, t), t = +-1 -------------------------------------------------------
-
-
-def _sigmoid_neg(m, xp):
-    return 0.5 * (1.0 - xp.tanh(0.5 * m))
-
-
-# name -> (value(z, t, xp), derivative in z (z, t, xp)); all satisfy l(z, +1) - l(z, -1) = -z,
-# the condition under which the uncorrected SU risk is convex (Bao et al. 2018).
-MARGIN_LOSSES = {
-    # (z t - 1)^2 / 4, the paper's choice (and SU-SL's)
-    "squared": (lambda z, t, xp: 0.25 * (z * t - 1.0) ** 2, lambda z, t, xp: 0.5 * t * (z * t - 1.0)),
-    # log(1 + exp(-t z))
-    "logistic": (lambda z, t, xp: xp.logaddexp(0.0 * z, -t * z), lambda z, t, xp: -t * _sigmoid_neg(t * z, xp)),
-}
-
-
-# For evaluation only (no derivative): the SU risk of the 0-1 loss is an unbiased
-# estimate of the misclassification rate (the rewriting of Eq. (3) holds for any loss).
-# The tie f = 0 is class -1, as predict has it.
-EVAL_LOSSES = {
-    **MARGIN_LOSSES,
-    "zero_one": (lambda z, t, xp: xp.astype((z <= 0) if t > 0 else (z > 0), z.dtype), None),
-}
 
 
 @dataclass(frozen=True)
@@ -476,7 +451,7 @@ def fit(
         max_blocks=max_blocks,
         fit_intercept=bool(fit_intercept),
         callback=callback,
-        sampling_seed=seed ^ 0x5DEECE66D,
+        sampling_seed=_engine.sampling_seed(seed),
         derivatives=risk.hook(correction_smoothing, correction_margin),
     )
     result = _engine.run(sources, bk, settings, X_s.dtype)

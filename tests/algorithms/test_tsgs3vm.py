@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from algorithms import tsgs3vm
-from algorithms._losses import UNLABELED_LOSSES
+from kbackends.losses import UNLABELED_LOSSES
 from kbackends.testing import make_backend
 
 

@@ -10,22 +10,11 @@ Per outer loop: S3GD O(m d) (anchor scores and the (2, m) x (m, d) product);
 SVRG O(n d) (the exact gradient); SGD nothing.
 """
 
-import math
-
 import numpy as np
 from numba import njit
 
-from ._xp import LOSSES, METHODS
-
-
-@njit(cache=True, inline="always")
-def _dpsi(u, y, loss, beta):
-    if loss == 0:
-        return -y / (1.0 + math.exp(y * u))
-    if loss == 1:
-        r = 1.0 - y * u
-        return -y * r if r > 0.0 else 0.0
-    return -y / (1.0 + math.exp(beta * (y * u - 1.0)))
+from ...losses import PSI_CODES, dpsi_scalar
+from ._xp import METHODS
 
 
 @njit(cache=True)
@@ -46,8 +35,8 @@ def _run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, code, lo
                 s = w[d]
                 for c in range(d):
                     s += anchors[j, c] * w[c]
-                D[0, j] = _dpsi(s, -1.0, loss, beta)
-                D[1, j] = _dpsi(s, 1.0, loss, beta)
+                D[0, j] = dpsi_scalar(s, -1.0, loss, beta)
+                D[1, j] = dpsi_scalar(s, 1.0, loss, beta)
             for c in range(d + 1):
                 H[c] = 0.0
             for cl in range(2):
@@ -64,7 +53,7 @@ def _run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, code, lo
                     s += X[i, c] * w[c]
                 u_ref[i] = s
                 y = 2.0 * cls[i] - 1.0
-                a = sample_weight[i] * _dpsi(s, y, loss, beta) / n
+                a = sample_weight[i] * dpsi_scalar(s, y, loss, beta) / n
                 for c in range(d):
                     H[c] += a * X[i, c]
                 H[d] += a
@@ -78,13 +67,13 @@ def _run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, code, lo
                 for c in range(d):
                     s += X[i, c] * w[c]
                 y = 2.0 * cls[i] - 1.0
-                a = _dpsi(s, y, loss, beta)
+                a = dpsi_scalar(s, y, loss, beta)
                 if code == 1:
                     ci = cls[i]
                     for q in range(k):
                         a -= nbr_w[i, q] * D[ci, nbr_idx[i, q]]
                 elif code == 2:
-                    a -= _dpsi(u_ref[i], y, loss, beta)
+                    a -= dpsi_scalar(u_ref[i], y, loss, beta)
                 a /= p
                 for c in range(d):
                     g[c] += a * X[i, c]
@@ -112,6 +101,6 @@ def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, 
     record_g = np.zeros(d, dtype=X.dtype)
     record_w = np.zeros(d, dtype=X.dtype)
     _run(X, cls, w, batches, sample_weight.astype(np.float64), anchors, G, nbr_idx, nbr_w, METHODS[method],
-         LOSSES[loss], float(beta), float(eta), float(l1), float(l2), int(k_in), int(n_outer), int(record_step),
+         PSI_CODES[loss], float(beta), float(eta), float(l1), float(l2), int(k_in), int(n_outer), int(record_step),
          record_g, record_w)
     return w, record_g, record_w

@@ -11,7 +11,7 @@ last inner iterate as the new snapshot like Algorithm 1; plain prox-SGD):
     g = (1/p) sum_{i in I} (psi'(x_i.w; y_i) - b_i) x_i + H
     w = prox_{eta R}(w - eta g),   prox = soft-threshold(eta l1) / (1 + 2 eta l2)
 
-with b_i and H fixed per outer loop:
+with psi the loss (:mod:`kbackends.losses`), b_i and H fixed per outer loop:
   s3gd: b_i = sum_k gamma_ik D[c_i, idx_ik], D[c, j] = psi'(z_j.w~; y_c) (Eqs. 19, 21),
         H = sum_c G_c^T D[c] (Eq. 22, class-split), G_c = (1/n) sum_{i in c} s_i M_i^T x_i;
   svrg: b_i = psi'(x_i.w~; y_i), H = (1/n) sum_i s_i psi'(x_i.w~; y_i) x_i (exact);
@@ -21,24 +21,14 @@ rows; from the class weights); batches are drawn by the caller with
 probabilities proportional to them, so the plain batch average is unbiased.
 """
 
-
+from ...losses import PSI_CODES, dpsi
 
 METHODS = {"sgd": 0, "s3gd": 1, "svrg": 2}
-LOSSES = {"logistic": 0, "squared_hinge": 1, "smooth_hinge": 2}
-
-
-def dpsi(u, y, loss, beta, xp):
-    """d/du of the loss at margin-free score u for labels y (+-1), elementwise."""
-    if loss == 0:
-        return -y / (1.0 + xp.exp(y * u))
-    if loss == 1:
-        return -y * xp.maximum(1.0 - y * u, 0.0)
-    return -y / (1.0 + xp.exp(beta * (y * u - 1.0)))
 
 
 def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, *, xp, method, loss, beta,
                  eta, l1, l2, k_in, n_outer, record_step):
-    code, lcode = METHODS[method], LOSSES[loss]
+    code, lcode = METHODS[method], PSI_CODES[loss]
     n, d = X.shape
     d = d + 1  # the implicit constant feature: w[-1] is the intercept
     p = batches.shape[1]

@@ -1,0 +1,87 @@
+"""Prediction, written once for the model classes of :mod:`algorithms._model`.
+
+:class:`Predictor` gives a model its public ``decision_function`` / ``predict`` from
+its ``raw_decision(X, bk)``; :func:`kernel_expansion` evaluates ``K(X, S) @ coef`` in
+row chunks (SBP's model, and SBP's response update during training).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kbackends import resolve
+
+from ._validation import check_n_features, check_X
+
+
+class Predictor:
+    """``decision_function`` / ``predict`` for a model with ``raw_decision(X, bk)`` (shape
+    (n_samples, n_outputs)), ``task`` ("binary": the sign of the one column; "ovr" /
+    "softmax": the argmax over columns; "regression": the values), ``classes``,
+    ``n_features_in`` and ``dtype``."""
+
+    def decision_function(self, X, *, backend="auto"):
+        """Decision values of ``X``, on ``X``'s backend.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features_in)
+            NumPy, CuPy or any array-API array; a list or other array-like becomes
+            an array of the model's dtype.
+        backend : {"auto", "cpu", "cuda"} or Backend, default "auto"
+
+        Returns
+        -------
+        array of shape (n_samples,) for one output (two classes, regression), else
+        (n_samples, n_outputs)
+        """
+        bk = resolve(backend, X)
+        X = check_X(X, bk, self.dtype if not hasattr(X, "dtype") else None)
+        check_n_features(X, self.n_features_in)
+        f = self.raw_decision(X, bk)
+        return f[:, 0] if f.shape[1] == 1 else f
+
+    def predict(self, X, *, backend="auto"):
+        """Predicted labels (classification) or values (regression) for ``X``, on ``X``'s
+        backend: array of shape (n_samples,)."""
+        bk = resolve(backend, X)
+        f = self.decision_function(X, backend=bk)
+        xp = bk.xp
+        if self.task == "regression":
+            return f
+        classes = bk.asarray(np.asarray(self.classes))
+        index = xp.astype(f > 0, xp.int64) if self.task == "binary" else xp.argmax(f, axis=1)
+        return xp.take(classes, index, axis=0)
+
+
+def kernel_expansion(X, S, coef, *, kernel, gamma, xp, chunk_elements=1 << 22):
+    """``K(X, S) @ coef`` in row chunks of ``X``, so no more than ``chunk_elements``
+    kernel values are held at once.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+    S : array of shape (m, d), m >= 1
+        The expansion's points (support vectors), X's dtype.
+    coef : array of shape (m, k)
+        X's dtype.
+    kernel : {"rbf", "linear"}
+        ``exp(-gamma ||x - s||^2)`` or ``x . s``.
+    gamma : float
+    xp : array namespace
+
+    Returns
+    -------
+    array of shape (n, k)
+    """
+    sq_s = xp.sum(S * S, axis=1)
+    step = max(1, chunk_elements // S.shape[0])
+    parts = []
+    for start in range(0, X.shape[0], step):
+        Xc = X[start : min(X.shape[0], start + step), :]
+        K = Xc @ S.T
+        if kernel == "rbf":
+            sq = xp.sum(Xc * Xc, axis=1)
+            K = xp.exp(-gamma * xp.maximum(sq[:, None] + sq_s[None, :] - 2.0 * K, 0.0))
+        parts.append(K @ coef)
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
