@@ -162,6 +162,7 @@ def cmd_predict(args):
 
 def cmd_demo(args):
     from algorithms import dsg
+    from algorithms._bench.protocols import DSG_VARIANTS, dsg_fit_kwargs, dsg_peers, dsg_settings
     from algorithms.datasets import load_or_digits
 
     name, X, y, Xt, yt = load_or_digits(args.dataset, args.data)
@@ -169,22 +170,19 @@ def cmd_demo(args):
         X, y = X[:10_000], y[:10_000]
         Xt, yt = Xt[:20_000], yt[:20_000]
     X32, Xt32 = X.astype(np.float32), Xt.astype(np.float32)
-    gamma = 1.0 if name == "ijcnn1" else "median"
+    settings = dsg_settings(name)  # the bench command's protocol for this dataset
     print(f"dataset {name}: train {X.shape[0]} x {X.shape[1]}, test {Xt.shape[0]}, backend {args.backend}")
     print("(first fit includes loading the compiled kernels)\n", file=sys.stderr)
     rows = []
-    for variant in ALGOS:
-        n_iter = 300 if variant == "udsg" else 200
-        model, fit_s = _timed(lambda: dsg.fit(X32, y, variant=variant, gamma=gamma, n_iter=n_iter,
-                                              random_state=0, backend=args.backend))
+    for variant in DSG_VARIANTS:
+        kwargs = {**dsg_fit_kwargs(settings, variant), "backend": args.backend}
+        model, fit_s = _timed(lambda: dsg.fit(X32, y, **kwargs))
         pred, pred_s = _timed(lambda: _host(dsg.predict(model, Xt32)))
         rows.append((variant.upper(), float(np.mean(pred == yt)), fit_s, pred_s, model.n_blocks * model.block_size))
         _print_row(rows[-1], header=len(rows) == 1)
     if not args.no_svc:
-        from sklearn.svm import SVC
-
-        svc_gamma = 1.0 if name == "ijcnn1" else "scale"
-        svc, fit_s = _timed(lambda: SVC(C=10.0, gamma=svc_gamma).fit(X, y))
+        make_svc = dsg_peers(settings)["sklearn SVC"][0]
+        svc, fit_s = _timed(lambda: make_svc().fit(X, y))
         pred, pred_s = _timed(lambda: svc.predict(Xt))
         rows.append(("sklearn SVC", float(np.mean(pred == yt)), fit_s, pred_s, len(svc.support_)))
         _print_row(rows[-1], header=False, unit="support vectors")

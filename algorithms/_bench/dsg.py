@@ -13,12 +13,9 @@ import time
 import numpy as np
 
 from .common import Row, accuracy_time_figure, measure, subsample
-
-# Per dataset: the kernel width every method shares, SVC's C, and our settings.
-DATASETS = {
-    "ijcnn1": {"gamma": 1.0, "svc_C": 10.0, "dsg": {"precondition": 0.1}, "n_iter": 200},
-    "a9a": {"gamma": 0.05, "svc_C": 1.0, "dsg": {"precondition": 1.0}, "n_iter": 100},
-}
+from .protocols import DSG_DATASETS as DATASETS
+from .protocols import DSG_PEER as PEER
+from .protocols import DSG_VARIANTS, dsg_fit_kwargs, dsg_peers, dsg_settings
 
 
 def gpu_svc_maker(settings, progress):
@@ -33,28 +30,7 @@ def gpu_svc_maker(settings, progress):
 
 
 def peers(name, X, y, Xt, yt, settings, progress, backend="cpu"):
-    from sklearn.kernel_approximation import Nystroem, RBFSampler
-    from sklearn.linear_model import SGDClassifier
-    from sklearn.pipeline import make_pipeline
-    from sklearn.svm import SVC, LinearSVC
-
-    gamma = settings["gamma"]
-    makers = {
-        "sklearn SVC": (lambda: SVC(C=settings["svc_C"], gamma=gamma), lambda m: f"{len(m.support_)} SV"),
-        "RBFSampler+SGD": (
-            lambda: make_pipeline(
-                RBFSampler(n_components=2048, gamma=gamma, random_state=0),
-                SGDClassifier(loss="hinge", alpha=1e-5, max_iter=20, tol=None, random_state=0),
-            ),
-            lambda m: "2048 features",
-        ),
-        "Nystroem+LinearSVC": (
-            lambda: make_pipeline(
-                Nystroem(n_components=1024, gamma=gamma, random_state=0), LinearSVC(C=settings["svc_C"])
-            ),
-            lambda m: "1024 landmarks",
-        ),
-    }
+    makers = dsg_peers(settings)
     if backend == "cuda":
         gpu_svc = gpu_svc_maker(settings, progress)
         if gpu_svc is not None:
@@ -74,14 +50,14 @@ def ours(name, X, y, Xt, yt, settings, progress, backend="cpu", quick=False):
     from algorithms import dsg
 
     X32, Xt32 = X.astype(np.float32), Xt.astype(np.float32)
-    base = {"gamma": settings["gamma"], "random_state": 0, "backend": backend, **settings["dsg"]}
-    dsg.fit(X32[:1000], y[:1000], **{**base, "n_iter": 2})  # load the compiled kernels outside the timer
+    warm = {**dsg_fit_kwargs(settings, "dsg"), "n_iter": 2, "backend": backend}
+    dsg.fit(X32[:1000], y[:1000], **warm)  # load the compiled kernels outside the timer
     rows = []
-    for variant in ("dsg", "udsg", "cdsg"):
-        n_iter = settings["n_iter"] * (3 if variant == "udsg" else 2) // (4 if quick else 2)
+    for variant in DSG_VARIANTS:
+        kwargs = {**dsg_fit_kwargs(settings, variant, quick), "backend": backend}
         progress(f"{name}: {variant.upper()} ({backend}) ...")
         model, acc, fit_s, pred_s, mb = measure(
-            lambda: dsg.fit(X32, y, variant=variant, n_iter=n_iter, **base),
+            lambda: dsg.fit(X32, y, **kwargs),
             lambda m: to_numpy(dsg.predict(m, Xt32)),
             yt,
         )
@@ -156,17 +132,13 @@ def objective_figure(curves):
     return fig
 
 
-PEER = "RBFSampler+SGD"
-
-
 def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
     from algorithms.datasets import load_or_digits
 
     rows, curves = [], []
     for name, settings in DATASETS.items():
         used, X, y, Xt, yt = load_or_digits(name, data_dir)
-        if used != name:
-            settings = {"gamma": 0.02, "svc_C": 10.0, "dsg": {"precondition": 0.1}, "n_iter": 60}
+        settings = dsg_settings(used)
         if quick:
             # random rows: the files are not shuffled (ijcnn1's first 10k rows are unrepresentative)
             X, y, Xt, yt = subsample(X, y, 10_000, 0) + subsample(Xt, yt, 10_000, 1)

@@ -36,12 +36,16 @@ import warnings
 import numpy as np
 
 from .common import Row, measure
+from .protocols import S3GD_DATASETS as DATASETS
+from .protocols import S3GD_GAP as GAP
+from .protocols import S3GD_LAM as LAM
+from .protocols import appended as _appended
+from .protocols import linear_peer as _make_peer
+from .protocols import logistic_objective as _objective
+from .protocols import logistic_optimum
 
-DATASETS = ("ijcnn1", "a9a", "w8a", "phishing")
 STEPS = (0.1, 1.0, 5.0, 10.0)
 METHODS = ("s3gd", "sgd", "svrg")
-LAM = 1e-3
-GAP = 1e-2
 LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 
 
@@ -93,22 +97,8 @@ def _warm_up(backend):
                  callback=lambda info: None)
 
 
-def _appended(X):
-    return np.hstack([X, np.ones((X.shape[0], 1))])
-
-
-def _objective(Xa, y, w):
-    return float(np.mean(np.logaddexp(0.0, -y * (Xa @ w))) + LAM * (w @ w))
-
-
 def _optimum(Xa, y, quick):
-    from sklearn.linear_model import LogisticRegression
-
-    n = Xa.shape[0]
-    clf = LogisticRegression(C=1.0 / (2 * LAM * n), fit_intercept=False, tol=1e-8 if quick else 1e-10,
-                             max_iter=10_000)
-    clf.fit(Xa, y)
-    return _objective(Xa, y, clf.coef_[0])
+    return logistic_optimum(Xa, y, tol=1e-8 if quick else 1e-10)
 
 
 def _dataset(name, X, y, quick, steps, backend, progress):
@@ -156,16 +146,6 @@ def _dataset(name, X, y, quick, steps, backend, progress):
 def _first_below(times, gaps):
     below = np.flatnonzero(gaps < GAP)
     return float(times[below[0]]) if below.size else None
-
-
-def _make_peer(peer, n, max_iter):
-    from sklearn.linear_model import LogisticRegression, SGDClassifier
-
-    if peer == "SAGA":
-        return LogisticRegression(solver="saga", C=1.0 / (2 * LAM * n), fit_intercept=False, tol=0.0,
-                                  max_iter=max_iter, random_state=0)
-    return SGDClassifier(loss="log_loss", alpha=2 * LAM, fit_intercept=False, tol=None, max_iter=max_iter,
-                         random_state=0)
 
 
 def _peer_ladder(peer, Xa, y, fstar, quick):

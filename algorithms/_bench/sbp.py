@@ -29,25 +29,8 @@ import warnings
 import numpy as np
 
 from .common import Row, measure
-
-SETTINGS = {
-    "a9a": {"gamma": 0.05, "svc_C": 1.0, "nu": 0.011, "bias": True, "n_iter": 4000, "quick_iter": 600,
-            "curve": (1000, 2000, 4000, 8000), "quick_curve": (150, 300, 600)},
-    "usps8": {"gamma": "scale", "svc_C": 10.0, "nu": 5e-6, "bias": True, "n_iter": 300, "quick_iter": 300},
-    "letter": {"gamma": 1.0, "svc_C": 10.0, "nu": 1e-4, "bias": False, "n_iter": 1000, "quick_iter": 300},
-}
-QUICK_SIZES = {"a9a": (4000, 4000), "usps8": (2000, 1000), "letter": (3000, 1000)}
-
-
-def _subsample(X, y, Xt, yt, sizes, seed=0):
-    rng = np.random.default_rng(seed)
-    tr = rng.choice(len(y), size=min(len(y), sizes[0]), replace=False)
-    te = rng.choice(len(yt), size=min(len(yt), sizes[1]), replace=False)
-    return X[tr], y[tr], Xt[te], yt[te]
-
-
-def _gamma(setting, X):
-    return float(1.0 / (X.shape[1] * X.var())) if setting == "scale" else float(setting)
+from .protocols import SBP_DATASETS as SETTINGS
+from .protocols import sbp_data
 
 
 def _svc_row(name, X, y, Xt, yt, C, gamma, progress):
@@ -114,7 +97,7 @@ def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from algorithms import datasets, sbp
+    from algorithms import sbp
 
     rows, notes, plots = [], [], []
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -123,15 +106,11 @@ def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
     segmented = None
     for name, st in SETTINGS.items():
         try:
-            X, y, Xt, yt = datasets.load(name, data_dir)
+            X, y, Xt, yt, gamma = sbp_data(name, data_dir, quick)
         except (FileNotFoundError, OSError, ImportError) as exc:
             progress(f"{name}: skipped ({exc})")
             notes.append(f"{name}: skipped ({type(exc).__name__}: {exc})")
             continue
-        if quick:
-            X, y, Xt, yt = _subsample(X, y, Xt, yt, QUICK_SIZES[name])
-        X, Xt = X.astype(np.float32), Xt.astype(np.float32)
-        gamma = _gamma(st["gamma"], X)
         n_iter = st["quick_iter"] if quick else st["n_iter"]
         with warnings.catch_warnings():  # the 3-iteration warm-up (compiles outside the timers) may warn on nu
             warnings.simplefilter("ignore", RuntimeWarning)

@@ -17,33 +17,16 @@ from __future__ import annotations
 import numpy as np
 
 from .common import Row, accuracy_time_figure, measure
-
-N_LABELED = 200
-N_TEST = 20_000
-FULL = ("ijcnn1", "skin", "higgs", "a9a")
-QUICK = ("higgs", "a9a")
-PEER = "SVC (200 labels)"
-
-
-def split(name, seed, data_dir=None, max_unlabeled=None):
-    """(X_l, y_l, X_u, X_t, y_t) of the paper's protocol for one seed."""
-    from algorithms.datasets import load
-
-    X, y, Xt, yt = load(name, data_dir)
-    X, y = np.vstack([X, Xt]), np.concatenate([y, yt])
-    if name == "higgs":
-        X = (X - X.mean(0)) / X.std(0)
-    perm = np.random.default_rng(seed).permutation(len(y))
-    n_test = min(N_TEST, (len(y) - N_LABELED) // 2)
-    lab, test, unl = perm[:N_LABELED], perm[N_LABELED:N_LABELED + n_test], perm[N_LABELED + n_test:]
-    if max_unlabeled is not None:
-        unl = unl[:max_unlabeled]
-    return X[lab], y[lab], X[unl], X[test], y[test]
+from .protocols import S3VM_DATASETS as FULL
+from .protocols import S3VM_N_LABELED as N_LABELED
+from .protocols import S3VM_N_TEST as N_TEST
+from .protocols import S3VM_PEER as PEER
+from .protocols import S3VM_QUICK as QUICK
+from .protocols import s3vm_peers
+from .protocols import s3vm_split as split
 
 
 def _methods(name, backend):
-    from sklearn.calibration import CalibratedClassifierCV
-    from sklearn.semi_supervised import LabelSpreading, SelfTrainingClassifier
     from sklearn.svm import SVC
 
     from algorithms import tsgs3vm
@@ -68,12 +51,8 @@ def _methods(name, backend):
         PEER: (lambda X_l, y_l, X_u, seed: SVC(gamma="scale").fit(X_l, y_l), lambda m, Xt: m.predict(Xt)),
         f"TSGS3VM ({backend})": ours(),
         f"supervised, C*=0 ({backend})": ours(C_star=0.0),
-        "LabelSpreading (knn)": both(lambda: LabelSpreading(kernel="knn", n_neighbors=7)),
     }
-    if name == "higgs":
-        # SVC's probability=True is deprecated in scikit-learn 1.9; CalibratedClassifierCV replaces it.
-        methods["SelfTraining (SVC)"] = both(
-            lambda: SelfTrainingClassifier(CalibratedClassifierCV(SVC(gamma="scale"), ensemble=False)))
+    methods.update({peer: both(make) for peer, make in s3vm_peers(name).items()})
     return methods
 
 

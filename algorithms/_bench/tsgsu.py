@@ -46,44 +46,14 @@ import time
 import numpy as np
 
 from .. import tsgsu
+from .protocols import SU_DATASETS, SU_N_PAIRS, SU_N_UNLABELED
+from .protocols import su_prepare as prepare
+from .protocols import su_split
 
-# Per dataset: standardise the features (continuous / one-hot features with tiny
-# scales) or keep them (binary a9a, skin already in [0, 1]); TSGSU's settings.
-SETTINGS = {
-    "phishing": {"standardize": True},
-    "a9a": {"standardize": False},
-    "magic04": {"standardize": True},
-    "skin": {"standardize": False},
-}
 SU_SL_LAMS = (1e-4, 1e-3, 1e-2, 1e-1)
 # Width candidates (x the median heuristic) and folds for SU-SL on random features:
 # select_params' defaults, which choose TSGSU's.
 GAMMA_SCALES, CV_FOLDS = tsgsu.SELECT_GAMMA_SCALES, tsgsu.SELECT_CV
-
-
-def prepare(name, data_dir=None):
-    """Train / test arrays of a dataset as the protocol uses them (+1 the larger class)."""
-    from ..datasets import load
-
-    X, y, Xt, yt = load(name, data_dir)
-    if np.mean(y == 1) < 0.5:
-        y, yt = -y, -yt
-    if SETTINGS[name]["standardize"]:
-        mu, sd = X.mean(0), X.std(0)
-        sd[sd == 0] = 1.0
-        X, Xt = (X - mu) / sd, (Xt - mu) / sd
-    return X, y, Xt, yt
-
-
-def su_split(X, y, n_pairs, n_unlabeled, seed):
-    """SU data from (X, y) at the class proportion, with the hidden labels."""
-    n_pos = int(np.sum(y == 1))
-    prior = n_pos / len(y)
-    pi_s = prior**2 + (1 - prior) ** 2
-    need_pos = 2 * n_pairs * prior**2 / pi_s + n_unlabeled * prior
-    replace = need_pos > 0.95 * n_pos or (2 * n_pairs + n_unlabeled - need_pos) > 0.95 * (len(y) - n_pos)
-    return tsgsu.make_su_data(X, y, n_pairs, n_unlabeled, replace=replace, random_state=seed,
-                              return_labels=True), prior
 
 
 def su_sl_selected(X_s, X_u, prior, features, seed, n_components=500):
@@ -323,7 +293,7 @@ def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
     if quick:
         datasets, seeds, n_pairs, n_u = ("magic04",), (0,), 2000, 4000
     else:
-        datasets, seeds, n_pairs, n_u = ("phishing", "a9a", "magic04", "skin"), range(5), 5000, 10000
+        datasets, seeds, n_pairs, n_u = tuple(SU_DATASETS), range(5), SU_N_PAIRS, SU_N_UNLABELED
     for name in datasets:
         r, p = run_dataset(name, seeds, n_pairs, n_u, backend, progress, data_dir,
                            n_components=300 if quick else 500, dsg_iter=30 if quick else 60)

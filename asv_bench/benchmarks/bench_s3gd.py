@@ -11,12 +11,13 @@ import warnings
 import numpy as np
 
 from algorithms import s3gd
+from algorithms._bench.protocols import S3GD_LAM as LAM
+from algorithms._bench.protocols import appended, linear_peer, logistic_objective, logistic_optimum
 from algorithms.datasets import load
 from kbackends.ops import anchor_accumulate, anchor_graph, anchor_propagate, kmeans
 
-from .common import BACKENDS, backend_or_skip, synchronize
+from .common import BACKENDS, _FitPredictSuite, backend_or_skip, synchronize
 
-LAM = 1e-3
 BUDGET_S = 0.25  # training seconds for the gap-in-fixed-time tracks
 
 
@@ -25,17 +26,9 @@ def _data():
     return X, y, Xt, yt
 
 
-def _objective(X, y, coef, intercept):
-    u = X @ coef + intercept
-    return float(np.mean(np.logaddexp(0.0, -y * u)) + LAM * (coef @ coef + intercept**2))
-
-
-def _optimum(X, y):
-    from sklearn.linear_model import LogisticRegression
-
-    Xa = np.hstack([X, np.ones((len(y), 1))])
-    w = LogisticRegression(C=1 / (2 * LAM * len(y)), fit_intercept=False, tol=1e-10, max_iter=10_000).fit(Xa, y).coef_[0]
-    return _objective(X, y, w[:-1], w[-1])
+def _with_optimum():
+    X, y, Xt, yt = _data()
+    return X, y, Xt, yt, logistic_optimum(appended(X), y)
 
 
 class AnchorOps:
@@ -73,47 +66,33 @@ class AnchorOps:
         synchronize(self.bk)
 
 
-class S3GDFit:
-    """Fit time (2 epochs) and the relative objective gap reached in BUDGET_S seconds of
-    training, for S3GD and its two baselines on one code path (each at the largest step of
-    the grid {0.1, 1, 5, 10} that is stable on a9a by the paper's Eq. 47)."""
+class S3GDFit(_FitPredictSuite):
+    """Fit time (2 epochs), prediction, peak memory and accuracy, and the relative objective
+    gap reached in BUDGET_S seconds of training, for S3GD and its two baselines on one code
+    path (each at the largest step of the grid {0.1, 1, 5, 10} that is stable on a9a by the
+    paper's Eq. 47)."""
 
+    algorithm = s3gd
     params = (BACKENDS, ["s3gd", "sgd", "svrg"])
     param_names = ["backend", "method"]
-    timeout = 600
     STEP = {"s3gd": 0.1, "sgd": 0.1, "svrg": 1.0}  # Eq. (47) stable steps on a9a (docs/s3gd.md)
 
     def setup_cache(self):
-        X, y, Xt, yt = _data()
-        return X, y, Xt, yt, _optimum(X, y)
+        return _with_optimum()
 
-    def setup(self, data, backend, method):
-        self.bk = bk = backend_or_skip(backend)
+    def prepare(self, data, bk, method):
         if bk.name != "cpu":
             raise NotImplementedError("the compiled loop is the cpu engine; other backends run the slow xp reference")
-        X, y, Xt, self.yt, self.fstar = data
-        self.Xh, self.yh = X, y
-        self.X, self.y, self.Xt = bk.asarray(X), bk.asarray(y), bk.asarray(Xt)
-        self.kw = {"method": method, "step": self.STEP[method], "lam": LAM, "random_state": 0, "backend": bk}
-        self.model = s3gd.fit(self.X, self.y, max_epochs=2, **self.kw)
-
-    def time_fit(self, data, backend, method):
-        s3gd.fit(self.X, self.y, max_epochs=2, **self.kw)
-        synchronize(self.bk)
-
-    def peakmem_fit(self, data, backend, method):
-        s3gd.fit(self.X, self.y, max_epochs=2, **self.kw)
-
-    def track_test_accuracy(self, data, backend, method):
-        return float(np.mean(self.bk.to_numpy(s3gd.predict(self.model, self.Xt)) == self.yt))
-
-    track_test_accuracy.unit = "fraction"
+        X, y, Xt, yt, self.fstar = data
+        self.Xa, self.yh = appended(X), y
+        kwargs = {"method": method, "step": self.STEP[method], "lam": LAM, "random_state": 0, "max_epochs": 2}
+        return (bk.asarray(X), bk.asarray(y)), kwargs, bk.asarray(Xt), yt
 
     def track_gap_in_fixed_time(self, data, backend, method):
-        model = s3gd.fit(self.X, self.y, max_epochs=1000, max_time=BUDGET_S, checkpoint=0.05, **self.kw)
-        coef = self.bk.to_numpy(model.coef)[0]
-        intercept = float(self.bk.to_numpy(model.intercept)[0])
-        return (_objective(self.Xh, self.yh, coef, intercept) - self.fstar) / self.fstar
+        kwargs = {**self.kwargs, "max_epochs": 1000}
+        model = s3gd.fit(*self.args, max_time=BUDGET_S, checkpoint=0.05, **kwargs)
+        w = np.append(self.bk.to_numpy(model.coef)[0], self.bk.to_numpy(model.intercept)[0])
+        return (logistic_objective(self.Xa, self.yh, w) - self.fstar) / self.fstar
 
     track_gap_in_fixed_time.unit = "relative gap"
 
@@ -127,23 +106,15 @@ class LinearPeers:
     timeout = 600
 
     def setup_cache(self):
-        X, y, Xt, yt = _data()
-        return X, y, Xt, yt, _optimum(X, y)
+        return _with_optimum()
 
     def _make(self, peer, n, max_iter):
-        from sklearn.linear_model import LogisticRegression, SGDClassifier
-
-        if peer == "SAGA":
-            return LogisticRegression(solver="saga", C=1 / (2 * LAM * n), fit_intercept=False, tol=0.0,
-                                      max_iter=max_iter, random_state=0)
-        return SGDClassifier(loss="log_loss", alpha=2 * LAM, fit_intercept=False, tol=None, max_iter=max_iter,
-                             random_state=0)
+        return linear_peer(peer, n, max_iter)
 
     def setup(self, data, peer):
         X, y, Xt, self.yt, self.fstar = data
         self.X, self.y = X, y
-        self.Xa = np.hstack([X, np.ones((len(y), 1))])
-        self.Xta = np.hstack([Xt, np.ones((len(Xt), 1))])
+        self.Xa, self.Xta = appended(X), appended(Xt)
         warnings.simplefilter("ignore")
         self.model = self._make(peer, len(y), 2).fit(self.Xa, y)
 
@@ -163,7 +134,7 @@ class LinearPeers:
             if time.perf_counter() - start > BUDGET_S:
                 break
             w = model.coef_[0]
-            best = (_objective(self.X, self.y, w[:-1], w[-1]) - self.fstar) / self.fstar
+            best = (logistic_objective(self.Xa, self.y, w) - self.fstar) / self.fstar
         return best if best is not None else float("nan")
 
     track_gap_in_fixed_time.unit = "relative gap"

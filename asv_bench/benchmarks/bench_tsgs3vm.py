@@ -1,34 +1,26 @@
 """TSGS3VM next to scikit-learn's semi-supervised peers on the same split.
 
-HIGGS sample (../shared/data/higgs.csv): 200 labeled rows drawn at random, 2,000
-held-out test rows, the rest unlabeled (the paper's protocol at a size the peers
-can run). Peers: SelfTrainingClassifier over a calibrated SVC and
-LabelSpreading with the knn kernel, both on the same rows.
+The protocol of `python -m algorithms bench` (algorithms/_bench/protocols.py) on the
+HIGGS sample (../shared/data/higgs.csv, standardised): 200 labeled rows drawn at
+random, 20,000 held-out test rows, the rest unlabeled. Peers: LabelSpreading with
+the knn kernel and SelfTrainingClassifier over a calibrated SVC, on the same rows.
 """
 
 import numpy as np
 
 from algorithms import tsgs3vm
-from algorithms.datasets import load
+from algorithms._bench.protocols import s3vm_peers, s3vm_split
 
 from .common import _FitPredictSuite
 
-
-def _split(seed=0):
-    X, y, Xt, yt = load("higgs")
-    X = np.vstack([X, Xt])
-    y = np.concatenate([y, yt])
-    X = (X - X.mean(0)) / X.std(0)
-    perm = np.random.default_rng(seed).permutation(len(y))
-    lab, test, unl = perm[:200], perm[200:2200], perm[2200:]
-    return X[lab], y[lab], X[unl], X[test], y[test]
+DATASET = "higgs"
 
 
 class TSGS3VM(_FitPredictSuite):
     algorithm = tsgs3vm
 
     def setup_cache(self):
-        return _split()
+        return s3vm_split(DATASET, 0)
 
     def prepare(self, data, bk):
         X_l, y_l, X_u, X_t, y_t = data
@@ -36,28 +28,25 @@ class TSGS3VM(_FitPredictSuite):
         return (X_l, y_l, X_u), {"random_state": 0}, X_t, y_t
 
 
-def _make_peer(peer):
-    from sklearn.calibration import CalibratedClassifierCV
-    from sklearn.semi_supervised import LabelSpreading, SelfTrainingClassifier
-    from sklearn.svm import SVC
+# asv's names of the peers -> the protocol's.
+PEERS = {"SelfTraining(SVC)": "SelfTraining (SVC)", "LabelSpreading(knn)": "LabelSpreading (knn)"}
 
-    if peer == "SelfTraining(SVC)":
-        # SVC's own probability=True is deprecated in scikit-learn 1.9; this is its replacement.
-        return SelfTrainingClassifier(CalibratedClassifierCV(SVC(gamma="scale"), ensemble=False))
-    return LabelSpreading(kernel="knn", n_neighbors=7)
+
+def _make_peer(peer):
+    return s3vm_peers(DATASET)[PEERS[peer]]()
 
 
 class SemiSupervisedPeers:
     """Fit / predict time and accuracy of the peers (no peakmem: the bench command reports memory)."""
 
-    params = (["SelfTraining(SVC)", "LabelSpreading(knn)"],)
+    params = (list(PEERS),)
     param_names = ["peer"]
     timeout = 900
     number = 1
     repeat = (1, 2, 120.0)
 
     def setup_cache(self):
-        X_l, y_l, X_u, X_t, y_t = _split()
+        X_l, y_l, X_u, X_t, y_t = s3vm_split(DATASET, 0)
         # The loader's labels are -1/+1 and -1 marks "unlabeled" for these peers: use 0/1.
         y_l, y_t = (y_l == 1).astype(int), (y_t == 1).astype(int)
         X = np.vstack([X_l, X_u])

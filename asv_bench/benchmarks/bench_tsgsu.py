@@ -1,6 +1,6 @@
 """TSGSU (similar-unlabeled classification) next to the closed-form SU-SL on the same split.
 
-magic04, the paper's protocol (algorithms._bench.tsgsu): 5,000 similar pairs and
+magic04, the paper's protocol (algorithms/_bench/protocols.py): 5,000 similar pairs and
 10,000 unlabeled points drawn at the class prior from the training rows, the
 held-out split for testing, the true prior. Fit / predict time, peak memory and
 test accuracy of TSGSU (correction "abs") per backend, and of SU-SL linear and
@@ -11,7 +11,8 @@ held-out SU risk).
 import numpy as np
 
 from algorithms import tsgsu
-from algorithms._bench.tsgsu import prepare, su_sl_selected, su_split
+from algorithms._bench.protocols import SU_N_PAIRS, SU_N_UNLABELED, su_prepare, su_split
+from algorithms._bench.tsgsu import su_sl_selected
 
 from .common import _FitPredictSuite
 
@@ -19,8 +20,8 @@ DATASET = "magic04"
 
 
 def _data():
-    X, y, Xt, yt = prepare(DATASET)
-    (X_s, X_u, _, _), prior = su_split(X.astype(np.float32), y, 5000, 10000, 0)
+    X, y, Xt, yt = su_prepare(DATASET)
+    (X_s, X_u, _, _), prior = su_split(X.astype(np.float32), y, SU_N_PAIRS, SU_N_UNLABELED, 0)
     return X_s, X_u, Xt.astype(np.float32), yt, prior
 
 

@@ -27,8 +27,12 @@ class _FitPredictSuite:
 
     A suite subclasses this (the leading underscore keeps asv from collecting the base
     itself), sets ``algorithm`` (a module with ``fit`` and ``predict``), returns host
-    arrays from ``setup_cache`` and implements ``prepare(data, bk)`` ->
+    arrays from ``setup_cache`` and implements ``prepare(data, bk, *params)`` ->
     ``(fit_args, fit_kwargs, X_test, y_test)`` with the arrays on backend ``bk``.
+    The backend is the first parameter; a suite may add more (``params`` /
+    ``param_names``), which reach ``prepare`` and ``fitted`` after ``bk``. ``fitted``
+    gives the model whose prediction is timed (default: one fit in ``setup``; a suite
+    whose fits are long returns one made in ``setup_cache`` instead).
     """
 
     params = (BACKENDS,)
@@ -36,24 +40,27 @@ class _FitPredictSuite:
     timeout = 600
     algorithm = None
 
-    def setup(self, data, backend):
+    def setup(self, data, backend, *params):
         self.bk = backend_or_skip(backend)
-        self.args, kwargs, self.X_t, self.y_t = self.prepare(data, self.bk)
+        self.args, kwargs, self.X_t, self.y_t = self.prepare(data, self.bk, *params)
         self.kwargs = {**kwargs, "backend": self.bk}
-        self.model = self.algorithm.fit(*self.args, **self.kwargs)
+        self.model = self.fitted(data, *params)
 
-    def time_fit(self, data, backend):
+    def fitted(self, data, *params):
+        return self.algorithm.fit(*self.args, **self.kwargs)
+
+    def time_fit(self, data, *params):
         self.algorithm.fit(*self.args, **self.kwargs)
         synchronize(self.bk)
 
-    def time_predict(self, data, backend):
+    def time_predict(self, data, *params):
         self.algorithm.predict(self.model, self.X_t)
         synchronize(self.bk)
 
-    def peakmem_fit(self, data, backend):
+    def peakmem_fit(self, data, *params):
         self.algorithm.fit(*self.args, **self.kwargs)
 
-    def track_test_accuracy(self, data, backend):
+    def track_test_accuracy(self, data, *params):
         import numpy as np
 
         return float(np.mean(self.bk.to_numpy(self.algorithm.predict(self.model, self.X_t)) == self.y_t))
