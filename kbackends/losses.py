@@ -229,8 +229,11 @@ def psi(u, y, code, beta, xp):
 
 
 def dpsi(u, y, code, beta, xp):
-    """``d psi(u; y) / du`` elementwise: the array twin of :func:`dpsi_scalar` (same
-    arithmetic), the prox-SGD reference kernel's and S3GD's exact gradient's."""
+    """``d psi(u; y) / du`` elementwise, in the arithmetic of :func:`dpsi_scalar` (the
+    prox-SGD reference kernel is the compiled one's oracle).
+
+    Parameters are those of :func:`psi`; returns an array of their broadcast shape.
+    """
     if code == 0:
         return -y / (1.0 + xp.exp(y * u))
     if code == 1:
