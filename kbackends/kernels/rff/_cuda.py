@@ -1,133 +1,110 @@
-"""Numba-CUDA kernels for random Fourier features, launched on CuPy's current stream.
+"""Random Fourier features on the GPU: cuBLAS for the products, Numba-CUDA for cos/sin.
 
-Straightforward mappings (one thread per output element or per row, atomics to
-reduce over rows); each is checked against the ``_xp`` oracle under the CUDA
-simulator and on a real GPU when one is lent.
+Every op works on row chunks sized by :data:`.._cuda_launch.CHUNK_BYTES`:
+
+1. ``Z = X_chunk @ omega.T`` through ``xp.matmul`` (CuPy -> cuBLAS SGEMM /
+   DGEMM; NumPy under the simulator), written straight into the output for
+   ``rff_features`` in the cos form;
+2. one fused elementwise launch: ``cos(Z + phase)`` in place (cos form), or
+   ``cos(Z)`` and ``sin(Z)`` into the two halves of the feature block (cossin
+   form), in the input's precision (:mod:`.._cuda_math`);
+3. ``rff_predict``: ``F_chunk @ coef`` and ``rff_weighted_sum``:
+   ``total += g[:, chunk] @ F_chunk``, through ``xp.matmul`` again.
+
+No float atomics: ``rff_weighted_sum`` adds chunk totals in chunk order, so a
+result repeats bit for bit on one device. docs/benchmarks.md ("GPU: what each
+kernel must cost") has the flop and byte count of each step.
 """
 
-import math
-
-import numpy as np
 from numba import cuda
 
-from .._cuda_launch import blocks_for, contiguous, launch_stream
+from .. import _cuda_launch as launch
+from .._cuda_math import cos, sincos
 from ._shapes import as_matrix_shape as _as_matrix_shape
 
-_THREADS = 128
-_TILE = 16  # 16 x 16 threads for 2-D grids
-_ROWS_PER_THREAD = 256  # rows one thread reduces in rff_weighted_sum
-_GROUP = 8  # outputs (classes) one thread accumulates at once in rff_weighted_sum
 
-
-@cuda.jit(device=True)
-def _project(X, omega, i, j, z):
-    for k in range(X.shape[1]):
-        z += X[i, k] * omega[j, k]
-    return z
-
-
-@cuda.jit
-def _features_kernel(X, omega, phase, cossin, out):
-    j, i = cuda.grid(2)
-    m = omega.shape[0]
-    if i >= X.shape[0] or j >= m:
-        return
-    if cossin:
-        z = _project(X, omega, i, j, phase[j] * 0)
-        out[i, j] = math.cos(z)
-        out[i, m + j] = math.sin(z)
-    else:
-        out[i, j] = math.cos(_project(X, omega, i, j, phase[j]))
-
-
-@cuda.jit
-def _predict_kernel(X, omega, phase, coef, cossin, out):
-    i = cuda.grid(1)
-    if i >= X.shape[0]:
-        return
-    m = omega.shape[0]
-    n_out = coef.shape[1]
-    for c in range(n_out):
-        out[i, c] = 0
-    acc = out[i, 0]
-    for j in range(m):
-        if cossin:
-            z = _project(X, omega, i, j, phase[j] * 0)
-            fc = math.cos(z)
-            fs = math.sin(z)
-            if n_out == 1:
-                acc += fc * coef[j, 0] + fs * coef[m + j, 0]
-            else:
-                for c in range(n_out):
-                    out[i, c] += fc * coef[j, c] + fs * coef[m + j, c]
-        else:
-            f = math.cos(_project(X, omega, i, j, phase[j]))
-            if n_out == 1:
-                acc += f * coef[j, 0]
-            else:
-                for c in range(n_out):
-                    out[i, c] += f * coef[j, c]
-    if n_out == 1:
-        out[i, 0] = acc
-
-
-@cuda.jit
-def _weighted_sum_kernel(X, omega, phase, G, cossin, total):
-    """total[c, j] += sum over this thread's rows of G[c, i] * feature_j(X[i])."""
-    j, chunk = cuda.grid(2)
-    m = omega.shape[0]
-    n = X.shape[0]
+@cuda.jit(cache=True)
+def _cos_phase(Z, phase):
+    """``Z[i, j] = cos(Z[i, j] + phase[j])`` in place; a :func:`grid_2d` launch."""
+    j, y = cuda.grid(2)
+    n, m = Z.shape
     if j >= m:
         return
-    start = chunk * _ROWS_PER_THREAD
-    stop = min(n, start + _ROWS_PER_THREAD)
-    if start >= stop:
+    p = phase[j]
+    for i in range(y, n, cuda.gridsize(2)[1]):
+        Z[i, j] = cos(Z[i, j] + p)
+
+
+@cuda.jit(cache=True)
+def _cos_sin(Z, out):
+    """``out[i, j], out[i, m + j] = cos(Z[i, j]), sin(Z[i, j])``; a :func:`grid_2d` launch."""
+    j, y = cuda.grid(2)
+    n, m = Z.shape
+    if j >= m:
         return
-    acc_cos = cuda.local.array(_GROUP, dtype=np.float64)
-    acc_sin = cuda.local.array(_GROUP, dtype=np.float64)
-    for c0 in range(0, G.shape[0], _GROUP):
-        n_c = min(_GROUP, G.shape[0] - c0)
-        for c in range(n_c):
-            acc_cos[c] = 0.0
-            acc_sin[c] = 0.0
-        for i in range(start, stop):
-            if cossin:
-                z = _project(X, omega, i, j, phase[j] * 0)
-                fc = math.cos(z)
-                fs = math.sin(z)
-                for c in range(n_c):
-                    acc_cos[c] += G[c0 + c, i] * fc
-                    acc_sin[c] += G[c0 + c, i] * fs
-            else:
-                f = math.cos(_project(X, omega, i, j, phase[j]))
-                for c in range(n_c):
-                    acc_cos[c] += G[c0 + c, i] * f
-        for c in range(n_c):
-            cuda.atomic.add(total, (c0 + c, j), acc_cos[c])
-            if cossin:
-                cuda.atomic.add(total, (c0 + c, m + j), acc_sin[c])
+    for i in range(y, n, cuda.gridsize(2)[1]):
+        s, c = sincos(Z[i, j])
+        out[i, j] = c
+        out[i, m + j] = s
+
+
+PTX_SIGNATURES = {
+    "_cos_phase": ["void(float32[:, ::1], float32[::1])", "void(float64[:, ::1], float64[::1])"],
+    "_cos_sin": ["void(float32[:, ::1], float32[:, ::1])", "void(float64[:, ::1], float64[:, ::1])"],
+}
+
+
+def _features_into(X, omega, phase, cossin, out, *, xp, stream):
+    """Features of the rows of ``X`` into ``out`` of shape (rows, m) or (rows, 2m)."""
+    rows, m = X.shape[0], omega.shape[0]
+    if rows == 0 or m == 0:
+        return out
+    grid, block = launch.grid_2d(rows, m)
+    if cossin:
+        Z = xp.matmul(X, omega.T)
+        _cos_sin[grid, block, stream](Z, out)
+    else:
+        xp.matmul(X, omega.T, out=out)
+        _cos_phase[grid, block, stream](out, phase)
+    return out
+
+
+def _chunk(X, omega, cossin, extra_per_row=0):
+    """Rows per chunk: the (rows, m) product, the feature block and ``extra_per_row`` bytes."""
+    m = omega.shape[0]
+    per_row = (3 * m if cossin else m) * X.dtype.itemsize + extra_per_row
+    return launch.chunk_rows(X.shape[0], per_row)
 
 
 def rff_features(X, omega, phase, *, xp, form):
-    X, omega, phase = contiguous(xp, X, omega, phase)
+    X, omega, phase = launch.contiguous(xp, X, omega, phase)
     cossin = form == "cossin"
-    m = omega.shape[0]
-    n = X.shape[0]
+    n, m = X.shape[0], omega.shape[0]
     out = xp.empty((n, 2 * m if cossin else m), dtype=X.dtype)
-    if n and m:
-        grid = (blocks_for(m, _TILE), blocks_for(n, _TILE))
-        _features_kernel[grid, (_TILE, _TILE), launch_stream(xp)](X, omega, phase, cossin, out)
+    step = _chunk(X, omega, cossin)
+    with launch.launch_context(xp) as stream:
+        for start in range(0, n, step):
+            stop = min(n, start + step)
+            _features_into(X[start:stop], omega, phase, cossin, out[start:stop], xp=xp, stream=stream)
     return out
 
 
 def rff_predict(X, omega, phase, coef, *, xp, form):
     n = X.shape[0]
-    X, omega, phase, coef2 = contiguous(xp, X, omega, phase, xp.reshape(coef, _as_matrix_shape(coef, rows_last=False)))
+    cossin = form == "cossin"
+    m = omega.shape[0]
+    X, omega, phase, coef2 = launch.contiguous(
+        xp, X, omega, phase, xp.reshape(coef, _as_matrix_shape(coef, rows_last=False))
+    )
     out = xp.zeros((n, coef2.shape[1]), dtype=X.dtype)
-    if n and omega.shape[0] and coef2.shape[1]:
-        _predict_kernel[blocks_for(n, _THREADS), _THREADS, launch_stream(xp)](
-            X, omega, phase, coef2, form == "cossin", out
-        )
+    if n and m and coef2.shape[1]:
+        step = _chunk(X, omega, cossin)
+        F = xp.empty((step, 2 * m if cossin else m), dtype=X.dtype)
+        with launch.launch_context(xp) as stream:
+            for start in range(0, n, step):
+                stop = min(n, start + step)
+                Fc = _features_into(X[start:stop], omega, phase, cossin, F[: stop - start], xp=xp, stream=stream)
+                xp.matmul(Fc, coef2, out=out[start:stop])
     return xp.reshape(out, (n,) + tuple(coef.shape[1:]))
 
 
@@ -135,10 +112,15 @@ def rff_weighted_sum(X, omega, phase, g, *, xp, form):
     cossin = form == "cossin"
     m = omega.shape[0]
     n = X.shape[0]
-    X, omega, phase, G = contiguous(xp, X, omega, phase, xp.reshape(g, _as_matrix_shape(g, rows_last=True)))
+    X, omega, phase, G = launch.contiguous(xp, X, omega, phase, xp.reshape(g, _as_matrix_shape(g, rows_last=True)))
     n_out = 2 * m if cossin else m
-    total = xp.zeros((G.shape[0], n_out), dtype=xp.float64)
+    total = xp.zeros((G.shape[0], n_out), dtype=X.dtype)
     if n and m and G.shape[0]:
-        grid = (blocks_for(m, _TILE), blocks_for(blocks_for(n, _ROWS_PER_THREAD), _TILE))
-        _weighted_sum_kernel[grid, (_TILE, _TILE), launch_stream(xp)](X, omega, phase, G, cossin, total)
-    return xp.reshape(xp.astype(total, X.dtype), tuple(g.shape[:-1]) + (n_out,))
+        step = _chunk(X, omega, cossin)
+        F = xp.empty((step, n_out), dtype=X.dtype)
+        with launch.launch_context(xp) as stream:
+            for start in range(0, n, step):
+                stop = min(n, start + step)
+                Fc = _features_into(X[start:stop], omega, phase, cossin, F[: stop - start], xp=xp, stream=stream)
+                total += xp.matmul(G[:, start:stop], Fc)
+    return xp.reshape(total, tuple(g.shape[:-1]) + (n_out,))
