@@ -1,26 +1,53 @@
 """Random Fourier features on the GPU: cuBLAS for the products, Numba-CUDA for cos/sin.
 
-Every op works on row chunks sized by :data:`.._cuda_launch.CHUNK_BYTES`:
+Every op works on row chunks sized by :data:`.._cuda_launch.CHUNK_BYTES`
+(never an (n, m) matrix for large n), in two launches a chunk:
 
-1. ``Z = X_chunk @ omega.T`` through ``xp.matmul`` (CuPy -> cuBLAS SGEMM /
-   DGEMM; NumPy under the simulator), written straight into the output for
-   ``rff_features`` in the cos form;
-2. one fused elementwise launch: ``cos(Z + phase)`` in place (cos form), or
-   ``cos(Z)`` and ``sin(Z)`` into the two halves of the feature block (cossin
-   form), in the input's precision (:mod:`.._cuda_math`);
-3. ``rff_predict``: ``F_chunk @ coef`` and ``rff_weighted_sum``:
-   ``total += g[:, chunk] @ F_chunk``, through ``xp.matmul`` again.
+1. the product ``X_chunk @ omega.T`` through ``xp.matmul`` (CuPy -> cuBLAS
+   SGEMM / DGEMM; NumPy under the simulator);
+2. one fused Numba-CUDA kernel, in the input's precision (:mod:`.._cuda_math`):
 
-No float atomics: ``rff_weighted_sum`` adds chunk totals in chunk order, so a
-result repeats bit for bit on one device. docs/benchmarks.md ("GPU: what each
-kernel must cost") has the flop and byte count of each step.
+   - ``rff_features``: ``cos(Z + phase)`` in place in the output (cos form;
+     cuBLAS writes the product straight into the output rows), or ``cos(Z)``,
+     ``sin(Z)`` into its two halves (cossin form);
+   - ``rff_predict``: the product is formed transposed, ``omega @ X_chunk.T``
+     (m, rows), so consecutive threads read consecutive rows; thread (row,
+     segment of 128 features) sums ``cos(z + phase) coef`` over its segment,
+     and the segments' partial sums are added in segment order;
+   - ``rff_weighted_sum``: thread (feature, block of 64 rows) sums ``g[c, i]
+     cos(z + phase)`` over its rows; the blocks' partial sums are added in
+     block order.
+
+   The features are computed and consumed where they are read: the (rows, m)
+   product is written once and read once (8 m bytes a row), instead of also
+   writing and re-reading a feature block for a separate cuBLAS product
+   (16 m bytes a row), the difference between meeting and missing the
+   bandwidth bound on a GPU (docs/benchmarks.md, "GPU: what each kernel must
+   cost").
+
+No float atomics: partial sums are added in a fixed order, so a result repeats
+bit for bit on one device. Outputs are accumulated in groups of
+``_GROUP`` targets (classes) a pass over the chunk.
 """
 
 from numba import cuda
 
 from .. import _cuda_launch as launch
-from .._cuda_math import cos, sincos
+from .._cuda_math import ZERO, cos, sincos
 from ._shapes import as_matrix_shape as _as_matrix_shape
+
+_SEGMENT = 128  # features one thread sums in rff_predict
+_ROW_BLOCK = 64  # rows one thread sums in rff_weighted_sum
+_GROUP = 4  # targets (classes) accumulated at once, in registers
+
+
+@cuda.jit(device=True, cache=True)
+def _cos_sin_of(z, p, cossin):
+    """The feature pair of one product: (cos z, sin z) for cossin, (cos(z + p), 0) for cos."""
+    if cossin:
+        s, c = sincos(z)
+        return c, s
+    return cos(z + p), ZERO
 
 
 @cuda.jit(cache=True)
@@ -48,32 +75,110 @@ def _cos_sin(Z, out):
         out[i, m + j] = s
 
 
+@cuda.jit(cache=True)
+def _predict_partial(Zt, phase, coef_c, coef_s, cossin, partial):
+    """``partial[s, i, c] = sum_{j in segment s} cos_j(i) coef_c[j, c] + sin_j(i) coef_s[j, c]``.
+
+    ``Zt`` (m, rows) is the transposed product; a :func:`grid_2d` launch with
+    rows on x and segments on y (``coef_s`` is ``coef_c`` and unused in the cos form).
+    """
+    i, y = cuda.grid(2)
+    m, n = Zt.shape
+    if i >= n:
+        return
+    k = coef_c.shape[1]
+    for seg in range(y, partial.shape[0], cuda.gridsize(2)[1]):
+        j0 = seg * _SEGMENT
+        j1 = min(m, j0 + _SEGMENT)
+        for c0 in range(0, k, _GROUP):
+            a0 = ZERO
+            a1 = ZERO
+            a2 = ZERO
+            a3 = ZERO
+            for j in range(j0, j1):
+                fc, fs = _cos_sin_of(Zt[j, i], phase[j], cossin)
+                a0 += fc * coef_c[j, c0] + fs * coef_s[j, c0]
+                if c0 + 1 < k:
+                    a1 += fc * coef_c[j, c0 + 1] + fs * coef_s[j, c0 + 1]
+                if c0 + 2 < k:
+                    a2 += fc * coef_c[j, c0 + 2] + fs * coef_s[j, c0 + 2]
+                if c0 + 3 < k:
+                    a3 += fc * coef_c[j, c0 + 3] + fs * coef_s[j, c0 + 3]
+            partial[seg, i, c0] = a0
+            if c0 + 1 < k:
+                partial[seg, i, c0 + 1] = a1
+            if c0 + 2 < k:
+                partial[seg, i, c0 + 2] = a2
+            if c0 + 3 < k:
+                partial[seg, i, c0 + 3] = a3
+
+
+@cuda.jit(cache=True)
+def _weighted_partial(Z, phase, G, cossin, partial):
+    """``partial[b, c, j] = sum_{i in block b} G[c, i] cos_j(i)`` (and ``partial[b, c, m + j]``
+    with ``sin_j(i)`` in the cossin form); a :func:`grid_2d` launch, features on x, row blocks on y."""
+    j, y = cuda.grid(2)
+    n, m = Z.shape
+    if j >= m:
+        return
+    k = G.shape[0]
+    p = phase[j]
+    for blk in range(y, partial.shape[0], cuda.gridsize(2)[1]):
+        i0 = blk * _ROW_BLOCK
+        i1 = min(n, i0 + _ROW_BLOCK)
+        for c0 in range(0, k, _GROUP):
+            a0 = ZERO
+            a1 = ZERO
+            a2 = ZERO
+            a3 = ZERO
+            b0 = ZERO
+            b1 = ZERO
+            b2 = ZERO
+            b3 = ZERO
+            for i in range(i0, i1):
+                fc, fs = _cos_sin_of(Z[i, j], p, cossin)
+                g = G[c0, i]
+                a0 += g * fc
+                b0 += g * fs
+                if c0 + 1 < k:
+                    g = G[c0 + 1, i]
+                    a1 += g * fc
+                    b1 += g * fs
+                if c0 + 2 < k:
+                    g = G[c0 + 2, i]
+                    a2 += g * fc
+                    b2 += g * fs
+                if c0 + 3 < k:
+                    g = G[c0 + 3, i]
+                    a3 += g * fc
+                    b3 += g * fs
+            partial[blk, c0, j] = a0
+            if c0 + 1 < k:
+                partial[blk, c0 + 1, j] = a1
+            if c0 + 2 < k:
+                partial[blk, c0 + 2, j] = a2
+            if c0 + 3 < k:
+                partial[blk, c0 + 3, j] = a3
+            if cossin:
+                partial[blk, c0, m + j] = b0
+                if c0 + 1 < k:
+                    partial[blk, c0 + 1, m + j] = b1
+                if c0 + 2 < k:
+                    partial[blk, c0 + 2, m + j] = b2
+                if c0 + 3 < k:
+                    partial[blk, c0 + 3, m + j] = b3
+
+
 PTX_SIGNATURES = {
     "_cos_phase": ["void(float32[:, ::1], float32[::1])", "void(float64[:, ::1], float64[::1])"],
     "_cos_sin": ["void(float32[:, ::1], float32[:, ::1])", "void(float64[:, ::1], float64[:, ::1])"],
+    "_predict_partial": [
+        f"void({t}[:, ::1], {t}[::1], {t}[:, ::1], {t}[:, ::1], boolean, {t}[:, :, ::1])" for t in ("float32", "float64")
+    ],
+    "_weighted_partial": [
+        f"void({t}[:, ::1], {t}[::1], {t}[:, ::1], boolean, {t}[:, :, ::1])" for t in ("float32", "float64")
+    ],
 }
-
-
-def _features_into(X, omega, phase, cossin, out, *, xp, stream):
-    """Features of the rows of ``X`` into ``out`` of shape (rows, m) or (rows, 2m)."""
-    rows, m = X.shape[0], omega.shape[0]
-    if rows == 0 or m == 0:
-        return out
-    grid, block = launch.grid_2d(rows, m)
-    if cossin:
-        Z = xp.matmul(X, omega.T)
-        _cos_sin[grid, block, stream](Z, out)
-    else:
-        xp.matmul(X, omega.T, out=out)
-        _cos_phase[grid, block, stream](out, phase)
-    return out
-
-
-def _chunk(X, omega, cossin, extra_per_row=0):
-    """Rows per chunk: the (rows, m) product, the feature block and ``extra_per_row`` bytes."""
-    m = omega.shape[0]
-    per_row = (3 * m if cossin else m) * X.dtype.itemsize + extra_per_row
-    return launch.chunk_rows(X.shape[0], per_row)
 
 
 def rff_features(X, omega, phase, *, xp, form):
@@ -81,11 +186,18 @@ def rff_features(X, omega, phase, *, xp, form):
     cossin = form == "cossin"
     n, m = X.shape[0], omega.shape[0]
     out = xp.empty((n, 2 * m if cossin else m), dtype=X.dtype)
-    step = _chunk(X, omega, cossin)
+    if n == 0 or m == 0:
+        return out
+    step = launch.chunk_rows(n, m * X.dtype.itemsize)  # the cossin form's product
     with launch.launch_context(xp) as stream:
         for start in range(0, n, step):
             stop = min(n, start + step)
-            _features_into(X[start:stop], omega, phase, cossin, out[start:stop], xp=xp, stream=stream)
+            grid, block = launch.grid_2d(stop - start, m)
+            if cossin:
+                _cos_sin[grid, block, stream](xp.matmul(X[start:stop], omega.T), out[start:stop])
+            else:
+                xp.matmul(X[start:stop], omega.T, out=out[start:stop])
+                _cos_phase[grid, block, stream](out[start:stop], phase)
     return out
 
 
@@ -96,15 +208,21 @@ def rff_predict(X, omega, phase, coef, *, xp, form):
     X, omega, phase, coef2 = launch.contiguous(
         xp, X, omega, phase, xp.reshape(coef, _as_matrix_shape(coef, rows_last=False))
     )
-    out = xp.zeros((n, coef2.shape[1]), dtype=X.dtype)
-    if n and m and coef2.shape[1]:
-        step = _chunk(X, omega, cossin)
-        F = xp.empty((step, 2 * m if cossin else m), dtype=X.dtype)
+    k = coef2.shape[1]
+    out = xp.zeros((n, k), dtype=X.dtype)
+    if n and m and k:
+        coef_c, coef_s = (coef2[:m], coef2[m:]) if cossin else (coef2, coef2)
+        coef_c, coef_s = launch.contiguous(xp, coef_c, coef_s)
+        n_seg = launch.blocks_for(m, _SEGMENT)
+        step = launch.chunk_rows(n, (m + n_seg * k) * X.dtype.itemsize)
         with launch.launch_context(xp) as stream:
             for start in range(0, n, step):
                 stop = min(n, start + step)
-                Fc = _features_into(X[start:stop], omega, phase, cossin, F[: stop - start], xp=xp, stream=stream)
-                xp.matmul(Fc, coef2, out=out[start:stop])
+                Zt = xp.matmul(omega, X[start:stop].T)  # (m, rows): coalesced reads by row
+                partial = xp.empty((n_seg, stop - start, k), dtype=X.dtype)
+                grid, block = launch.grid_2d(n_seg, stop - start)
+                _predict_partial[grid, block, stream](Zt, phase, coef_c, coef_s, cossin, partial)
+                out[start:stop] = xp.sum(partial, axis=0)
     return xp.reshape(out, (n,) + tuple(coef.shape[1:]))
 
 
@@ -113,14 +231,20 @@ def rff_weighted_sum(X, omega, phase, g, *, xp, form):
     m = omega.shape[0]
     n = X.shape[0]
     X, omega, phase, G = launch.contiguous(xp, X, omega, phase, xp.reshape(g, _as_matrix_shape(g, rows_last=True)))
+    k = G.shape[0]
     n_out = 2 * m if cossin else m
-    total = xp.zeros((G.shape[0], n_out), dtype=X.dtype)
-    if n and m and G.shape[0]:
-        step = _chunk(X, omega, cossin)
-        F = xp.empty((step, n_out), dtype=X.dtype)
+    total = xp.zeros((k, n_out), dtype=X.dtype)
+    if n and m and k:
+        # per row: the product, and its share of the (blocks, k, n_out) partial sums
+        step = launch.chunk_rows(n, (m + launch.blocks_for(k * n_out, _ROW_BLOCK)) * X.dtype.itemsize)
         with launch.launch_context(xp) as stream:
             for start in range(0, n, step):
                 stop = min(n, start + step)
-                Fc = _features_into(X[start:stop], omega, phase, cossin, F[: stop - start], xp=xp, stream=stream)
-                total += xp.matmul(G[:, start:stop], Fc)
+                Z = xp.matmul(X[start:stop], omega.T)
+                n_blk = launch.blocks_for(stop - start, _ROW_BLOCK)
+                partial = xp.empty((n_blk, k, n_out), dtype=X.dtype)
+                grid, block = launch.grid_2d(n_blk, m)
+                (Gc,) = launch.contiguous(xp, G[:, start:stop])
+                _weighted_partial[grid, block, stream](Z, phase, Gc, cossin, partial)
+                total += xp.sum(partial, axis=0)
     return xp.reshape(total, tuple(g.shape[:-1]) + (n_out,))
