@@ -81,36 +81,29 @@ def _predict_partial(Zt, phase, coef_c, coef_s, cossin, partial):
 
     ``Zt`` (m, rows) is the transposed product; a :func:`grid_2d` launch with
     rows on x and segments on y (``coef_s`` is ``coef_c`` and unused in the cos form).
+    Loops over the group run to the constant ``_GROUP`` so they unroll and the
+    accumulators stay in registers.
     """
     i, y = cuda.grid(2)
     m, n = Zt.shape
     if i >= n:
         return
     k = coef_c.shape[1]
+    acc = cuda.local.array(_GROUP, dtype=Zt.dtype)
     for seg in range(y, partial.shape[0], cuda.gridsize(2)[1]):
         j0 = seg * _SEGMENT
         j1 = min(m, j0 + _SEGMENT)
         for c0 in range(0, k, _GROUP):
-            a0 = ZERO
-            a1 = ZERO
-            a2 = ZERO
-            a3 = ZERO
+            for c in range(_GROUP):
+                acc[c] = ZERO
             for j in range(j0, j1):
                 fc, fs = _cos_sin_of(Zt[j, i], phase[j], cossin)
-                a0 += fc * coef_c[j, c0] + fs * coef_s[j, c0]
-                if c0 + 1 < k:
-                    a1 += fc * coef_c[j, c0 + 1] + fs * coef_s[j, c0 + 1]
-                if c0 + 2 < k:
-                    a2 += fc * coef_c[j, c0 + 2] + fs * coef_s[j, c0 + 2]
-                if c0 + 3 < k:
-                    a3 += fc * coef_c[j, c0 + 3] + fs * coef_s[j, c0 + 3]
-            partial[seg, i, c0] = a0
-            if c0 + 1 < k:
-                partial[seg, i, c0 + 1] = a1
-            if c0 + 2 < k:
-                partial[seg, i, c0 + 2] = a2
-            if c0 + 3 < k:
-                partial[seg, i, c0 + 3] = a3
+                for c in range(_GROUP):
+                    if c0 + c < k:
+                        acc[c] += fc * coef_c[j, c0 + c] + fs * coef_s[j, c0 + c]
+            for c in range(_GROUP):
+                if c0 + c < k:
+                    partial[seg, i, c0 + c] = acc[c]
 
 
 @cuda.jit(cache=True)
@@ -123,50 +116,27 @@ def _weighted_partial(Z, phase, G, cossin, partial):
         return
     k = G.shape[0]
     p = phase[j]
+    acc_c = cuda.local.array(_GROUP, dtype=Z.dtype)
+    acc_s = cuda.local.array(_GROUP, dtype=Z.dtype)
     for blk in range(y, partial.shape[0], cuda.gridsize(2)[1]):
         i0 = blk * _ROW_BLOCK
         i1 = min(n, i0 + _ROW_BLOCK)
         for c0 in range(0, k, _GROUP):
-            a0 = ZERO
-            a1 = ZERO
-            a2 = ZERO
-            a3 = ZERO
-            b0 = ZERO
-            b1 = ZERO
-            b2 = ZERO
-            b3 = ZERO
+            for c in range(_GROUP):
+                acc_c[c] = ZERO
+                acc_s[c] = ZERO
             for i in range(i0, i1):
                 fc, fs = _cos_sin_of(Z[i, j], p, cossin)
-                g = G[c0, i]
-                a0 += g * fc
-                b0 += g * fs
-                if c0 + 1 < k:
-                    g = G[c0 + 1, i]
-                    a1 += g * fc
-                    b1 += g * fs
-                if c0 + 2 < k:
-                    g = G[c0 + 2, i]
-                    a2 += g * fc
-                    b2 += g * fs
-                if c0 + 3 < k:
-                    g = G[c0 + 3, i]
-                    a3 += g * fc
-                    b3 += g * fs
-            partial[blk, c0, j] = a0
-            if c0 + 1 < k:
-                partial[blk, c0 + 1, j] = a1
-            if c0 + 2 < k:
-                partial[blk, c0 + 2, j] = a2
-            if c0 + 3 < k:
-                partial[blk, c0 + 3, j] = a3
-            if cossin:
-                partial[blk, c0, m + j] = b0
-                if c0 + 1 < k:
-                    partial[blk, c0 + 1, m + j] = b1
-                if c0 + 2 < k:
-                    partial[blk, c0 + 2, m + j] = b2
-                if c0 + 3 < k:
-                    partial[blk, c0 + 3, m + j] = b3
+                for c in range(_GROUP):
+                    if c0 + c < k:
+                        g = G[c0 + c, i]
+                        acc_c[c] += g * fc
+                        acc_s[c] += g * fs
+            for c in range(_GROUP):
+                if c0 + c < k:
+                    partial[blk, c0 + c, j] = acc_c[c]
+                    if cossin:
+                        partial[blk, c0 + c, m + j] = acc_s[c]
 
 
 PTX_SIGNATURES = {
