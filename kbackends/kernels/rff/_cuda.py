@@ -190,7 +190,7 @@ def rff_predict(X, omega, phase, coef, *, xp, form):
                 stop = min(n, start + step)
                 Zt = xp.matmul(omega, X[start:stop].T)  # (m, rows): coalesced reads by row
                 partial = xp.empty((n_seg, stop - start, k), dtype=X.dtype)
-                grid, block = launch.grid_2d(n_seg, stop - start)
+                grid, block = launch.grid_2d(n_seg, stop - start)  # rows of the chunk on x, segments on y
                 _predict_partial[grid, block, stream](Zt, phase, coef_c, coef_s, cossin, partial)
                 out[start:stop] = xp.sum(partial, axis=0)
     return xp.reshape(out, (n,) + tuple(coef.shape[1:]))
