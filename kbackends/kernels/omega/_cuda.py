@@ -1,16 +1,27 @@
-"""Numba-CUDA generation of omega blocks: one thread per (row, column quad)."""
+"""Numba-CUDA generation of omega blocks: one thread per (row, column quad).
+
+The draws are computed in float64 whatever the output dtype and rounded once
+at the store, so a float32 block is the float64 block rounded, on every
+backend (Box-Muller and the Cauchy tangent in float32 would give other
+bits). This kernel therefore keeps float64 instructions in its float32
+instantiation by design (``PTX_FLOAT64_BY_DESIGN``); it runs once per omega
+block, not per iteration.
+"""
 
 import numpy as np
 from numba import cuda
 
 from ._core import KERNEL_CODES, PHASE_COUNTER, numba_constants, omega_quad, phase_of_row, store_quad
-from .._cuda_launch import launch_stream
+from .. import _cuda_launch as launch
 
 _CONSTS = numba_constants()
-_THREADS = 128
+
+_FILL_SIG = "void({t}[:, ::1], {t}[::1], uint64, uint64, uint64, uint64, int64, float64, UniTuple(uint64, 6))"
+PTX_SIGNATURES = {"_fill_omega": [_FILL_SIG.format(t=t) for t in ("float32", "float64")]}
+PTX_FLOAT64_BY_DESIGN = {"_fill_omega": "draws in float64, rounded once at the store (module docstring)"}
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def _fill_omega(omega, phase, key0, key1, block0, block1, kernel_code, scale, consts):
     n_features, n_dims = omega.shape
     n_quads = (n_dims + 3) // 4
@@ -32,16 +43,17 @@ def omega_block(*, xp, seed, block, n_features, n_dims, kernel, scale, dtype, de
     phase = xp.empty((n_features,), dtype=dtype)
     n_threads = n_features * ((n_dims + 3) // 4 + 1)
     if n_threads:
-        grid = (n_threads + _THREADS - 1) // _THREADS
-        _fill_omega[grid, _THREADS, launch_stream(xp)](
-            omega,
-            phase,
-            np.uint64(seed & 0xFFFFFFFF),
-            np.uint64(seed >> 32),
-            np.uint64(block & 0xFFFFFFFF),
-            np.uint64(block >> 32),
-            KERNEL_CODES[kernel],
-            float(scale),
-            _CONSTS,
-        )
+        blocks, threads = launch.grid_1d(n_threads)
+        with launch.launch_context(xp) as stream:
+            _fill_omega[blocks, threads, stream](
+                omega,
+                phase,
+                np.uint64(seed & 0xFFFFFFFF),
+                np.uint64(seed >> 32),
+                np.uint64(block & 0xFFFFFFFF),
+                np.uint64(block >> 32),
+                KERNEL_CODES[kernel],
+                float(scale),
+                _CONSTS,
+            )
     return omega, phase

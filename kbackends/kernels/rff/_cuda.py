@@ -1,133 +1,198 @@
-"""Numba-CUDA kernels for random Fourier features, launched on CuPy's current stream.
+"""Random Fourier features on the GPU: cuBLAS for the products, Numba-CUDA for cos/sin.
 
-Straightforward mappings (one thread per output element or per row, atomics to
-reduce over rows); each is checked against the ``_xp`` oracle under the CUDA
-simulator and on a real GPU when one is lent.
+Every op works on row chunks sized by :data:`.._cuda_launch.CHUNK_BYTES`
+(never an (n, m) matrix for large n), in two launches a chunk:
+
+1. the product ``X_chunk @ omega.T`` through ``xp.matmul`` (CuPy -> cuBLAS
+   SGEMM / DGEMM; NumPy under the simulator);
+2. one fused Numba-CUDA kernel, in the input's precision (:mod:`.._cuda_math`):
+
+   - ``rff_features``: ``cos(Z + phase)`` in place in the output (cos form;
+     cuBLAS writes the product straight into the output rows), or ``cos(Z)``,
+     ``sin(Z)`` into its two halves (cossin form);
+   - ``rff_predict``: the product is formed transposed, ``omega @ X_chunk.T``
+     (m, rows), so consecutive threads read consecutive rows; thread (row,
+     segment of 128 features) sums ``cos(z + phase) coef`` over its segment,
+     and the segments' partial sums are added in segment order;
+   - ``rff_weighted_sum``: thread (feature, block of 64 rows) sums ``g[c, i]
+     cos(z + phase)`` over its rows; the blocks' partial sums are added in
+     block order.
+
+   The features are computed and consumed where they are read: the (rows, m)
+   product is written once and read once (8 m bytes a row), instead of also
+   writing and re-reading a feature block for a separate cuBLAS product
+   (16 m bytes a row), the difference between meeting and missing the
+   bandwidth bound on a GPU (docs/benchmarks.md, "GPU: what each kernel must
+   cost").
+
+No float atomics: partial sums are added in a fixed order, so a result repeats
+bit for bit on one device. Outputs are accumulated in groups of
+``_GROUP`` targets (classes) a pass over the chunk.
 """
 
-import math
-
-import numpy as np
 from numba import cuda
 
-from .._cuda_launch import blocks_for, contiguous, launch_stream
+from .. import _cuda_launch as launch
+from .._cuda_math import ZERO, cos, sincos
 from ._shapes import as_matrix_shape as _as_matrix_shape
 
-_THREADS = 128
-_TILE = 16  # 16 x 16 threads for 2-D grids
-_ROWS_PER_THREAD = 256  # rows one thread reduces in rff_weighted_sum
-_GROUP = 8  # outputs (classes) one thread accumulates at once in rff_weighted_sum
+_SEGMENT = 128  # features one thread sums in rff_predict
+_ROW_BLOCK = 64  # rows one thread sums in rff_weighted_sum
+_GROUP = 4  # targets (classes) accumulated at once, in registers
 
 
-@cuda.jit(device=True)
-def _project(X, omega, i, j, z):
-    for k in range(X.shape[1]):
-        z += X[i, k] * omega[j, k]
-    return z
-
-
-@cuda.jit
-def _features_kernel(X, omega, phase, cossin, out):
-    j, i = cuda.grid(2)
-    m = omega.shape[0]
-    if i >= X.shape[0] or j >= m:
-        return
+@cuda.jit(device=True, cache=True)
+def _cos_sin_of(z, p, cossin):
+    """The feature pair of one product: (cos z, sin z) for cossin, (cos(z + p), 0) for cos."""
     if cossin:
-        z = _project(X, omega, i, j, phase[j] * 0)
-        out[i, j] = math.cos(z)
-        out[i, m + j] = math.sin(z)
-    else:
-        out[i, j] = math.cos(_project(X, omega, i, j, phase[j]))
+        s, c = sincos(z)
+        return c, s
+    return cos(z + p), ZERO
 
 
-@cuda.jit
-def _predict_kernel(X, omega, phase, coef, cossin, out):
-    i = cuda.grid(1)
-    if i >= X.shape[0]:
-        return
-    m = omega.shape[0]
-    n_out = coef.shape[1]
-    for c in range(n_out):
-        out[i, c] = 0
-    acc = out[i, 0]
-    for j in range(m):
-        if cossin:
-            z = _project(X, omega, i, j, phase[j] * 0)
-            fc = math.cos(z)
-            fs = math.sin(z)
-            if n_out == 1:
-                acc += fc * coef[j, 0] + fs * coef[m + j, 0]
-            else:
-                for c in range(n_out):
-                    out[i, c] += fc * coef[j, c] + fs * coef[m + j, c]
-        else:
-            f = math.cos(_project(X, omega, i, j, phase[j]))
-            if n_out == 1:
-                acc += f * coef[j, 0]
-            else:
-                for c in range(n_out):
-                    out[i, c] += f * coef[j, c]
-    if n_out == 1:
-        out[i, 0] = acc
-
-
-@cuda.jit
-def _weighted_sum_kernel(X, omega, phase, G, cossin, total):
-    """total[c, j] += sum over this thread's rows of G[c, i] * feature_j(X[i])."""
-    j, chunk = cuda.grid(2)
-    m = omega.shape[0]
-    n = X.shape[0]
+@cuda.jit(cache=True)
+def _cos_phase(Z, phase):
+    """``Z[i, j] = cos(Z[i, j] + phase[j])`` in place; a :func:`grid_2d` launch."""
+    j, y = cuda.grid(2)
+    n, m = Z.shape
     if j >= m:
         return
-    start = chunk * _ROWS_PER_THREAD
-    stop = min(n, start + _ROWS_PER_THREAD)
-    if start >= stop:
+    p = phase[j]
+    for i in range(y, n, cuda.gridsize(2)[1]):
+        Z[i, j] = cos(Z[i, j] + p)
+
+
+@cuda.jit(cache=True)
+def _cos_sin(Z, out):
+    """``out[i, j], out[i, m + j] = cos(Z[i, j]), sin(Z[i, j])``; a :func:`grid_2d` launch."""
+    j, y = cuda.grid(2)
+    n, m = Z.shape
+    if j >= m:
         return
-    acc_cos = cuda.local.array(_GROUP, dtype=np.float64)
-    acc_sin = cuda.local.array(_GROUP, dtype=np.float64)
-    for c0 in range(0, G.shape[0], _GROUP):
-        n_c = min(_GROUP, G.shape[0] - c0)
-        for c in range(n_c):
-            acc_cos[c] = 0.0
-            acc_sin[c] = 0.0
-        for i in range(start, stop):
-            if cossin:
-                z = _project(X, omega, i, j, phase[j] * 0)
-                fc = math.cos(z)
-                fs = math.sin(z)
-                for c in range(n_c):
-                    acc_cos[c] += G[c0 + c, i] * fc
-                    acc_sin[c] += G[c0 + c, i] * fs
-            else:
-                f = math.cos(_project(X, omega, i, j, phase[j]))
-                for c in range(n_c):
-                    acc_cos[c] += G[c0 + c, i] * f
-        for c in range(n_c):
-            cuda.atomic.add(total, (c0 + c, j), acc_cos[c])
-            if cossin:
-                cuda.atomic.add(total, (c0 + c, m + j), acc_sin[c])
+    for i in range(y, n, cuda.gridsize(2)[1]):
+        s, c = sincos(Z[i, j])
+        out[i, j] = c
+        out[i, m + j] = s
+
+
+@cuda.jit(cache=True)
+def _predict_partial(Zt, phase, coef_c, coef_s, cossin, partial):
+    """``partial[s, i, c] = sum_{j in segment s} cos_j(i) coef_c[j, c] + sin_j(i) coef_s[j, c]``.
+
+    ``Zt`` (m, rows) is the transposed product; a :func:`grid_2d` launch with
+    rows on x and segments on y (``coef_s`` is ``coef_c`` and unused in the cos form).
+    Loops over the group run to the constant ``_GROUP`` so they unroll and the
+    accumulators stay in registers.
+    """
+    i, y = cuda.grid(2)
+    m, n = Zt.shape
+    if i >= n:
+        return
+    k = coef_c.shape[1]
+    acc = cuda.local.array(_GROUP, dtype=Zt.dtype)
+    for seg in range(y, partial.shape[0], cuda.gridsize(2)[1]):
+        j0 = seg * _SEGMENT
+        j1 = min(m, j0 + _SEGMENT)
+        for c0 in range(0, k, _GROUP):
+            for c in range(_GROUP):
+                acc[c] = ZERO
+            for j in range(j0, j1):
+                fc, fs = _cos_sin_of(Zt[j, i], phase[j], cossin)
+                for c in range(_GROUP):
+                    if c0 + c < k:
+                        acc[c] += fc * coef_c[j, c0 + c] + fs * coef_s[j, c0 + c]
+            for c in range(_GROUP):
+                if c0 + c < k:
+                    partial[seg, i, c0 + c] = acc[c]
+
+
+@cuda.jit(cache=True)
+def _weighted_partial(Z, phase, G, cossin, partial):
+    """``partial[b, c, j] = sum_{i in block b} G[c, i] cos_j(i)`` (and ``partial[b, c, m + j]``
+    with ``sin_j(i)`` in the cossin form); a :func:`grid_2d` launch, features on x, row blocks on y."""
+    j, y = cuda.grid(2)
+    n, m = Z.shape
+    if j >= m:
+        return
+    k = G.shape[0]
+    p = phase[j]
+    acc_c = cuda.local.array(_GROUP, dtype=Z.dtype)
+    acc_s = cuda.local.array(_GROUP, dtype=Z.dtype)
+    for blk in range(y, partial.shape[0], cuda.gridsize(2)[1]):
+        i0 = blk * _ROW_BLOCK
+        i1 = min(n, i0 + _ROW_BLOCK)
+        for c0 in range(0, k, _GROUP):
+            for c in range(_GROUP):
+                acc_c[c] = ZERO
+                acc_s[c] = ZERO
+            for i in range(i0, i1):
+                fc, fs = _cos_sin_of(Z[i, j], p, cossin)
+                for c in range(_GROUP):
+                    if c0 + c < k:
+                        g = G[c0 + c, i]
+                        acc_c[c] += g * fc
+                        acc_s[c] += g * fs
+            for c in range(_GROUP):
+                if c0 + c < k:
+                    partial[blk, c0 + c, j] = acc_c[c]
+                    if cossin:
+                        partial[blk, c0 + c, m + j] = acc_s[c]
+
+
+PTX_SIGNATURES = {
+    "_cos_phase": ["void(float32[:, ::1], float32[::1])", "void(float64[:, ::1], float64[::1])"],
+    "_cos_sin": ["void(float32[:, ::1], float32[:, ::1])", "void(float64[:, ::1], float64[:, ::1])"],
+    "_predict_partial": [
+        f"void({t}[:, ::1], {t}[::1], {t}[:, ::1], {t}[:, ::1], boolean, {t}[:, :, ::1])" for t in ("float32", "float64")
+    ],
+    "_weighted_partial": [
+        f"void({t}[:, ::1], {t}[::1], {t}[:, ::1], boolean, {t}[:, :, ::1])" for t in ("float32", "float64")
+    ],
+}
 
 
 def rff_features(X, omega, phase, *, xp, form):
-    X, omega, phase = contiguous(xp, X, omega, phase)
+    X, omega, phase = launch.contiguous(xp, X, omega, phase)
     cossin = form == "cossin"
-    m = omega.shape[0]
-    n = X.shape[0]
+    n, m = X.shape[0], omega.shape[0]
     out = xp.empty((n, 2 * m if cossin else m), dtype=X.dtype)
-    if n and m:
-        grid = (blocks_for(m, _TILE), blocks_for(n, _TILE))
-        _features_kernel[grid, (_TILE, _TILE), launch_stream(xp)](X, omega, phase, cossin, out)
+    if n == 0 or m == 0:
+        return out
+    step = launch.chunk_rows(n, m * X.dtype.itemsize)  # the cossin form's product
+    with launch.launch_context(xp) as stream:
+        for start in range(0, n, step):
+            stop = min(n, start + step)
+            grid, block = launch.grid_2d(stop - start, m)
+            if cossin:
+                _cos_sin[grid, block, stream](xp.matmul(X[start:stop], omega.T), out[start:stop])
+            else:
+                xp.matmul(X[start:stop], omega.T, out=out[start:stop])
+                _cos_phase[grid, block, stream](out[start:stop], phase)
     return out
 
 
 def rff_predict(X, omega, phase, coef, *, xp, form):
     n = X.shape[0]
-    X, omega, phase, coef2 = contiguous(xp, X, omega, phase, xp.reshape(coef, _as_matrix_shape(coef, rows_last=False)))
-    out = xp.zeros((n, coef2.shape[1]), dtype=X.dtype)
-    if n and omega.shape[0] and coef2.shape[1]:
-        _predict_kernel[blocks_for(n, _THREADS), _THREADS, launch_stream(xp)](
-            X, omega, phase, coef2, form == "cossin", out
-        )
+    cossin = form == "cossin"
+    m = omega.shape[0]
+    X, omega, phase, coef2 = launch.contiguous(
+        xp, X, omega, phase, xp.reshape(coef, _as_matrix_shape(coef, rows_last=False))
+    )
+    k = coef2.shape[1]
+    out = xp.zeros((n, k), dtype=X.dtype)
+    if n and m and k:
+        coef_c, coef_s = (coef2[:m], coef2[m:]) if cossin else (coef2, coef2)
+        coef_c, coef_s = launch.contiguous(xp, coef_c, coef_s)
+        n_seg = launch.blocks_for(m, _SEGMENT)
+        step = launch.chunk_rows(n, (m + n_seg * k) * X.dtype.itemsize)
+        with launch.launch_context(xp) as stream:
+            for start in range(0, n, step):
+                stop = min(n, start + step)
+                Zt = xp.matmul(omega, X[start:stop].T)  # (m, rows): coalesced reads by row
+                partial = xp.empty((n_seg, stop - start, k), dtype=X.dtype)
+                grid, block = launch.grid_2d(n_seg, stop - start)  # rows of the chunk on x, segments on y
+                _predict_partial[grid, block, stream](Zt, phase, coef_c, coef_s, cossin, partial)
+                out[start:stop] = xp.sum(partial, axis=0)
     return xp.reshape(out, (n,) + tuple(coef.shape[1:]))
 
 
@@ -135,10 +200,21 @@ def rff_weighted_sum(X, omega, phase, g, *, xp, form):
     cossin = form == "cossin"
     m = omega.shape[0]
     n = X.shape[0]
-    X, omega, phase, G = contiguous(xp, X, omega, phase, xp.reshape(g, _as_matrix_shape(g, rows_last=True)))
+    X, omega, phase, G = launch.contiguous(xp, X, omega, phase, xp.reshape(g, _as_matrix_shape(g, rows_last=True)))
+    k = G.shape[0]
     n_out = 2 * m if cossin else m
-    total = xp.zeros((G.shape[0], n_out), dtype=xp.float64)
-    if n and m and G.shape[0]:
-        grid = (blocks_for(m, _TILE), blocks_for(blocks_for(n, _ROWS_PER_THREAD), _TILE))
-        _weighted_sum_kernel[grid, (_TILE, _TILE), launch_stream(xp)](X, omega, phase, G, cossin, total)
-    return xp.reshape(xp.astype(total, X.dtype), tuple(g.shape[:-1]) + (n_out,))
+    total = xp.zeros((k, n_out), dtype=X.dtype)
+    if n and m and k:
+        # per row: the product, and its share of the (blocks, k, n_out) partial sums
+        step = launch.chunk_rows(n, (m + launch.blocks_for(k * n_out, _ROW_BLOCK)) * X.dtype.itemsize)
+        with launch.launch_context(xp) as stream:
+            for start in range(0, n, step):
+                stop = min(n, start + step)
+                Z = xp.matmul(X[start:stop], omega.T)
+                n_blk = launch.blocks_for(stop - start, _ROW_BLOCK)
+                partial = xp.empty((n_blk, k, n_out), dtype=X.dtype)
+                grid, block = launch.grid_2d(n_blk, m)
+                (Gc,) = launch.contiguous(xp, G[:, start:stop])
+                _weighted_partial[grid, block, stream](Z, phase, Gc, cossin, partial)
+                total += xp.sum(partial, axis=0)
+    return xp.reshape(total, tuple(g.shape[:-1]) + (n_out,))

@@ -1,0 +1,112 @@
+"""The cuda ops over several row chunks, against their ``_xp`` oracles (NumPy).
+
+Run under the simulator (``NUMBA_ENABLE_CUDASIM=1 python -m pytest -m cuda``) or
+on a GPU. The chunk budget is shrunk so a few dozen rows cross several chunks:
+the chunk seams, the in-place fused kernels on row slices and the chunk-order
+accumulation are what these tests reach that the op tests (one chunk) do not.
+Tolerances are relative to what is summed: cuBLAS sums in its own order.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+import kbackends
+from kbackends._xp_utils import to_numpy
+from kbackends.kernels import _cuda_launch as launch
+from kbackends.random import omega_block
+
+SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+_GPU = not SIMULATOR and "cuda" in kbackends.available_backends()
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not (SIMULATOR or _GPU), reason="needs the simulator or a GPU")]
+
+RTOL = {"float32": 2e-5, "float64": 1e-12}
+
+
+@pytest.fixture
+def bk():
+    return kbackends.resolve("cudasim" if SIMULATOR else "cuda")
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(launch, "CHUNK_BYTES", 256)  # 256 bytes: a few rows a chunk
+
+
+def _close(got, expected, dtype_name, scale):
+    got = to_numpy(got)
+    assert got.dtype == np.dtype(dtype_name)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=RTOL[dtype_name] * scale)
+
+
+@pytest.mark.parametrize("form", ["cos", "cossin"])
+def test_rff_ops_over_chunks(bk, small_chunks, dtype_name, form):
+    from kbackends.kernels.rff import _cuda, _xp
+
+    rng = np.random.default_rng(1)
+    n, m, d = 29, 6, 3
+    X = rng.standard_normal((n, d)).astype(dtype_name)
+    omega, phase = (np.asarray(a) for a in omega_block(3, 0, m, d, gamma=0.7, dtype=dtype_name))
+    n_out = m if form == "cos" else 2 * m
+    coef = rng.standard_normal((n_out, 2)).astype(dtype_name)
+    g = rng.standard_normal((3, n)).astype(dtype_name)
+    assert launch.chunk_rows(n, 3 * m * X.itemsize) < n // 2  # several chunks indeed
+    args = [bk.asarray(a) for a in (X, omega, phase)]
+    kw = {"xp": bk.xp, "form": form}
+    ref = {"xp": np, "form": form}
+    _close(_cuda.rff_features(*args, **kw), _xp.rff_features(X, omega, phase, **ref), dtype_name, 1)
+    _close(_cuda.rff_predict(*args, bk.asarray(coef), **kw), _xp.rff_predict(X, omega, phase, coef, **ref),
+           dtype_name, np.abs(coef).sum())
+    _close(_cuda.rff_predict(*args, bk.asarray(coef[:, 0]), **kw), _xp.rff_predict(X, omega, phase, coef[:, 0], **ref),
+           dtype_name, np.abs(coef).sum())
+    total = _cuda.rff_weighted_sum(*args, bk.asarray(g), **kw)
+    _close(total, _xp.rff_weighted_sum(X, omega, phase, g, **ref), dtype_name, np.abs(g).sum())
+    # chunk totals are added in chunk order, no atomics: the same bits again
+    np.testing.assert_array_equal(to_numpy(_cuda.rff_weighted_sum(*args, bk.asarray(g), **kw)), to_numpy(total))
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_response_update_over_chunks(bk, small_chunks, dtype_name, kernel):
+    from kbackends.kernels.response import _cuda, _xp
+
+    rng = np.random.default_rng(2)
+    n, d = 31, 4
+    X = rng.standard_normal((n, d)).astype(dtype_name)
+    idx = rng.integers(0, n, 7)
+    w = rng.standard_normal(7).astype(dtype_name)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0).astype(dtype_name)
+    c = rng.standard_normal(n).astype(dtype_name)
+    got = _cuda.kernel_response_update(*(bk.asarray(a) for a in (X, idx, w, y, c)), xp=bk.xp, kernel=kernel, gamma=0.4)
+    expected = _xp.kernel_response_update(X, idx, w, y, c, xp=np, kernel=kernel, gamma=0.4)
+    _close(got, expected, dtype_name, 1 + np.abs(w).sum() * (1 if kernel == "rbf" else 10 * d))
+
+
+def test_anchor_ops_over_chunks_and_repeatable(bk, small_chunks, dtype_name):
+    from kbackends.kernels.anchors import _cuda, _xp
+
+    rng = np.random.default_rng(3)
+    n, m, d, k, q = 37, 9, 3, 3, 2
+    X = rng.standard_normal((n, d)).astype(dtype_name)
+    A = rng.standard_normal((m, d)).astype(dtype_name)
+    idx, dist = _cuda.anchor_knn(bk.asarray(X), bk.asarray(A), xp=bk.xp, k=k)
+    ref_idx, ref_dist = _xp.anchor_knn(X, A, xp=np, k=k)
+    np.testing.assert_array_equal(to_numpy(idx), ref_idx)  # random data: no ties within rounding
+    _close(dist, ref_dist, dtype_name, 10 * d)
+    w = rng.random((n, k)).astype(dtype_name)
+    rows = rng.standard_normal((n, q)).astype(dtype_name)
+    ref_idx = np.ascontiguousarray(ref_idx)
+    args = (bk.asarray(ref_idx), bk.asarray(w))
+    acc = _cuda.anchor_accumulate(*args, bk.asarray(rows), xp=bk.xp, n_anchors=m)
+    _close(acc, _xp.anchor_accumulate(ref_idx, w, rows, xp=np, n_anchors=m), dtype_name, n)
+    # deterministic: no float atomics, the same bits on every call
+    np.testing.assert_array_equal(to_numpy(_cuda.anchor_accumulate(*args, bk.asarray(rows), xp=bk.xp, n_anchors=m)),
+                                  to_numpy(acc))
+    vals = rng.standard_normal((m, q)).astype(dtype_name)
+    _close(_cuda.anchor_propagate(*args, bk.asarray(vals), xp=bk.xp),
+           _xp.anchor_propagate(ref_idx, w, vals, xp=np), dtype_name, k)
+    # a row naming one anchor twice adds both weights
+    dup = np.array([[1, 1, 0]])
+    got = _cuda.anchor_accumulate(bk.asarray(dup), bk.asarray(np.ones((1, 3), dtype_name)),
+                                  bk.asarray(np.ones((1, 1), dtype_name)), xp=bk.xp, n_anchors=2)
+    np.testing.assert_array_equal(to_numpy(got)[:, 0], [1.0, 2.0])

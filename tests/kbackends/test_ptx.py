@@ -1,0 +1,110 @@
+"""PTX pass (no GPU needed): every Numba-CUDA kernel compiled for sm_90 by the real
+NVVM compiler from the pip-installed CUDA wheels (``numba-cuda[cu13]`` brings
+``nvidia-nvvm`` and ``nvidia-cuda-nvrtc``), for each dtype it is used with.
+
+The float32 instantiations must hold no float64 instruction or conversion: the
+simulator computes in NumPy and cannot see a ``phase[j] * 0`` or a ``0.0``
+accumulator that turns float32 arithmetic into float64, which on a GPU runs at
+a fraction of float32's rate (1/64 on consumer parts).
+
+Convention: each ``kbackends/kernels/*/_cuda.py`` defines ``PTX_SIGNATURES =
+{kernel name: [Numba signature, ...]}`` naming every ``@cuda.jit`` kernel it
+defines, float32 signatures spelled ``float32``; a kernel that computes in
+float64 on purpose is named in ``PTX_FLOAT64_BY_DESIGN`` with the reason.
+
+Without a driver, Numba cannot ask a device for its compute capability when it
+compiles the device functions a kernel calls: the ``sm_90`` fixture answers
+(9, 0) for it, as ``compile_ptx(..., cc=(9, 0))`` does for the kernel itself.
+Runs without ``NUMBA_ENABLE_CUDASIM`` (the simulator has no compiler).
+"""
+
+import importlib
+import os
+import re
+import types
+from pathlib import Path
+
+import pytest
+
+import kbackends
+
+SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+pytestmark = [pytest.mark.ptx, pytest.mark.skipif(SIMULATOR, reason="the PTX pass compiles; run it without the simulator")]
+
+CC = (9, 0)  # H100 / H200
+KERNEL_DIR = Path(kbackends.__file__).parent / "kernels"
+MODULES = sorted(f"kbackends.kernels.{p.parent.name}._cuda" for p in KERNEL_DIR.glob("*/_cuda.py"))
+
+# A float64 instruction, conversion or register: `add.f64`, `cvt.f64.f32`, `cvt.rn.f32.f64`, `.reg .f64`.
+_F64 = re.compile(r"\.f64\b")
+
+
+def _signatures():
+    if SIMULATOR:
+        return []
+    out = []
+    for name in MODULES:
+        module = importlib.import_module(name)
+        for kernel, sigs in getattr(module, "PTX_SIGNATURES", {}).items():
+            out += [pytest.param(name, kernel, sig, id=f"{name.split('.')[2]}.{kernel}[{sig}]") for sig in sigs]
+    return out
+
+
+@pytest.fixture(scope="module")
+def sm_90():
+    import numba.cuda.dispatcher as dispatcher
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dispatcher, "get_current_device", lambda: types.SimpleNamespace(compute_capability=CC))
+        yield
+
+
+def _kernels(module):
+    from numba.cuda.dispatcher import CUDADispatcher
+
+    return {
+        name
+        for name, obj in vars(module).items()
+        if isinstance(obj, CUDADispatcher) and not obj.targetoptions.get("device") and obj.__module__ == module.__name__
+    }
+
+
+def test_there_are_modules_to_check():
+    assert "kbackends.kernels.rff._cuda" in MODULES and len(MODULES) >= 4
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_kernel_is_listed_with_float32_and_float64(name):
+    module = importlib.import_module(name)
+    listed = getattr(module, "PTX_SIGNATURES", None)
+    assert listed is not None, f"{name} defines no PTX_SIGNATURES"
+    assert set(listed) == _kernels(module), f"{name}: PTX_SIGNATURES must name exactly its @cuda.jit kernels"
+    for kernel, sigs in listed.items():
+        assert any("float32" in s for s in sigs) and any("float64" in s for s in sigs), kernel
+
+
+@pytest.mark.parametrize("name, kernel, sig", _signatures())
+def test_compiles_for_sm_90_and_float32_stays_float32(sm_90, name, kernel, sig):
+    from numba import cuda
+
+    module = importlib.import_module(name)
+    ptx, _ = cuda.compile_ptx(getattr(module, kernel).py_func, sig, cc=CC)
+    assert ".target sm_90" in ptx
+    if "float32" not in sig or kernel in getattr(module, "PTX_FLOAT64_BY_DESIGN", {}):
+        return
+    code = [line.strip() for line in ptx.splitlines() if not line.strip().startswith("//")]
+    f64 = [line for line in code if _F64.search(line)]
+    assert not f64, f"{kernel} {sig}: float64 in the float32 PTX: {f64[:8]}"
+
+
+def test_the_check_sees_float64(sm_90):
+    """The planted fault: a float64 literal in a float32 kernel is caught."""
+    from numba import cuda
+
+    def promoted(x, out):
+        i = cuda.grid(1)
+        if i < x.shape[0]:
+            out[i] = x[i] * 0.1  # a float64 literal: the bug the pass exists for
+
+    ptx, _ = cuda.compile_ptx(promoted, "void(float32[::1], float32[::1])", cc=CC)
+    assert any(_F64.search(line) for line in ptx.splitlines())
