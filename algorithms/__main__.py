@@ -364,7 +364,8 @@ def _training_data(row, data, args):
 def cmd_train(args):
     row, kwargs = _fit_kwargs(args)
     check_output_path(args.model, "model file")
-    data = _datafile.read(args.data, args.format, label_column=args.label_column, header=args.header)
+    data = _datafile.read(args.data, args.format, label_column=args.label_column, header=args.header,
+                          n_features=args.n_features)
     _log(f"read {data.X.shape[0]} rows x {data.X.shape[1]} features from {args.data}")
     positional, labelled, classes = _training_data(row, data, args)
     if not args.quiet and row.name != "s3gd":  # s3gd's callback computes a full gradient: not for a bar
@@ -482,6 +483,10 @@ def cmd_bench(args):
     from algorithms import _bench
 
     only = [name.strip() for name in args.only.split(",")] if args.only else None
+    unknown = [name for name in only or () if name not in _bench.SECTIONS]
+    if unknown:  # a bad option value: a usage error, before anything runs
+        raise UsageError(f"unknown bench section {', '.join(map(repr, unknown))} in --only "
+                         f"(known: {', '.join(_bench.SECTIONS)})")
     _bench.run(data_dir=args.data, out_dir=args.out, quick=args.quick, backend=args.backend, only=only,
                progress=lambda line: print(line, flush=True))
     return 0
@@ -560,6 +565,9 @@ def build_parser():
                        help="tsgsu: the label to predict for the positive class (of prior --prior; default 1)")
     train.add_argument("--negative-class", metavar="LABEL",
                        help="tsgsu: the label to predict for the other class (default -1)")
+    train.add_argument("--n-features", type=_positive_int, metavar="N",
+                       help="LIBSVM: the number of features (default: the largest index in the file; give it when "
+                            "files to predict may hold larger indices)")
     train.add_argument("--seed", type=int, default=0, help="random seed (default 0): same seed, same model")
     train.add_argument("--dtype", default=None, choices=("float32", "float64"),
                        help="compute dtype (default: the algorithm's for float64 data)")
