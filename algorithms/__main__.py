@@ -31,6 +31,7 @@ import argparse
 import dataclasses
 import os
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -385,7 +386,7 @@ def cmd_train(args):
         msg += f": {model.support_vectors.shape[0]} support vectors"
     if labelled is not None and getattr(model, "task", None) != "regression":
         X, y = labelled
-        pred = _host(row.predict(model, X))
+        pred = _host(row.predict(model, X, backend=args.backend))
         msg += f", training accuracy {100 * _accuracy(pred, y)[0]:.2f}%"
     print(msg)
     print(f"model written to {out}")
@@ -426,7 +427,7 @@ def cmd_predict(args):
         raise _datafile.DataError(f"data file {args.data!r} has {data.X.shape[1]} features, the model "
                                   f"{args.model!r} expects {model.n_features_in}")
     start = time.perf_counter()
-    parts = [_host(row.predict(model, _dense(data.X[i : i + PREDICT_CHUNK_ROWS])))
+    parts = [_host(row.predict(model, _dense(data.X[i : i + PREDICT_CHUNK_ROWS]), backend=args.backend))
              for i in range(0, data.n_rows, PREDICT_CHUNK_ROWS)]
     pred = np.concatenate(parts)
     seconds = time.perf_counter() - start
@@ -541,8 +542,9 @@ def build_parser():
 
     train = sub.add_parser("train", help="fit a model on a data file",
                            description="Fit a model on a data file and write it to a model file.\n\nAlgorithms:\n"
-                           + "\n".join(f"  {r.name:<9}{r.summary} [data: {DATA_KINDS[r.data]}]"
-                                       for r in ALGORITHMS.values()).replace("%", "%%"),
+                           + "\n".join(textwrap.fill(f"{r.name:<9}{r.summary}; data: {DATA_KINDS[r.data]}", 88,
+                                                      initial_indent="  ", subsequent_indent=" " * 11)
+                                         for r in ALGORITHMS.values()).replace("%", "%%"),
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     train.add_argument("data", help="training file (LIBSVM/svmlight or CSV/TSV, plain, .gz, .bz2 or .xz)")
     train.add_argument("model", nargs="?", default="model.npz", help="model file to write (default model.npz)")
