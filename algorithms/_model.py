@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 import secrets
 import zipfile
 import zlib
@@ -26,7 +27,8 @@ from kbackends._xp_utils import to_numpy
 from . import _registry
 
 # Model file format (a NumPy .npz: the arrays plus a JSON "__header__"):
-#   1  classes stored as an array in the archive (object classes could not be read back);
+#   1  classes stored as an array in the archive (object classes pickled, by np.savez's
+#      default: read back by an unpickler that only builds NumPy arrays and scalars);
 #   2  object classes (what a pandas string column gives) stored as JSON in the header
 #      ("classes": {"dtype": "object", "values": [...]}), never pickled; other classes
 #      (int, float, bool, str) still as an array. Files of format 1 load unchanged.
@@ -219,6 +221,61 @@ class _NewerFormat(ValueError):
     pass
 
 
+def _member(data, path, key):
+    """One array of an archive; format 1 wrote object classes pickled (``np.savez``'s
+    default), which only an unpickler restricted to NumPy's array types reads back."""
+    try:
+        return data[key]
+    except ValueError as exc:
+        if key != "classes" or "allow_pickle" not in str(exc):
+            raise
+        return _legacy_object_classes(path)
+
+
+# The globals a pickled 1-D object array of str / numbers / bools refers to, and no others:
+# nothing in such a file can call anything but these constructors.
+_ARRAY_PICKLE_GLOBALS = {
+    (module, name)
+    for module in ("numpy.core.multiarray", "numpy._core.multiarray")
+    for name in ("_reconstruct", "scalar")
+} | {("numpy", "ndarray"), ("numpy", "dtype")}
+
+
+class _ArrayOnlyUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if (module, name) not in _ARRAY_PICKLE_GLOBALS:
+            raise _BadFile(f"its `classes` array is a pickle that refers to {module}.{name}, which is not loaded")
+        return super().find_class(module, name)
+
+
+def _legacy_object_classes(path):
+    """The pickled object ``classes`` of a format-1 file, as format 2 would hold them."""
+    from numpy.lib import format as npy
+
+    with zipfile.ZipFile(path) as archive, archive.open("classes.npy") as fh:
+        version = npy.read_magic(fh)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        _, _, dtype = read_header(fh)
+        if dtype != object:
+            raise _BadFile(f"its `classes` array has dtype {dtype} but is pickled")
+        try:
+            classes = _ArrayOnlyUnpickler(fh).load()
+        except (pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError) as exc:
+            if isinstance(exc, _BadFile):
+                raise
+            raise _BadFile(f"its pickled `classes` array cannot be read ({exc})") from exc
+    if not isinstance(classes, np.ndarray):
+        raise _BadFile("its pickled `classes` is not an array")
+    return _object_classes_from_json(_object_classes_to_json_or_bad(classes))
+
+
+def _object_classes_to_json_or_bad(classes):
+    try:
+        return _object_classes_to_json(classes)
+    except ValueError as exc:
+        raise _BadFile(f"its `classes` cannot be read ({exc})") from None
+
+
 def _read_model(path):
     """(model class, its JSON fields, its arrays) from a model file, or _BadFile."""
     if path.is_dir():
@@ -236,7 +293,7 @@ def _read_model(path):
             if "__header__" not in data.files:
                 raise _BadFile("a .npz archive without the model header (not written by `model.save`)")
             raw_header = bytes(data["__header__"])
-            arrays = {key: data[key] for key in data.files if key != "__header__"}
+            arrays = {key: _member(data, path, key) for key in data.files if key != "__header__"}
     except _BadFile:
         raise
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError) as exc:

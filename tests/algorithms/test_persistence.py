@@ -124,6 +124,51 @@ def test_format_1_files_still_load(tmp_path):
     np.testing.assert_array_equal(dsg.predict(loaded, X), dsg.predict(model, X))
 
 
+def _format_1_file(path, model, classes):
+    """A file as main's writer before format 2 made it: np.savez pickles object classes."""
+    header = {
+        "format_version": 1,
+        "type": "LinearModel",
+        "fields": {f: _model._jsonable(getattr(model, f)) for f in
+                   ("algorithm", "n_features_in", "params", "backend", "dtype")},
+    }
+    with open(path, "wb") as fh:
+        np.savez(fh, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
+                 coef=model.coef, intercept=model.intercept, classes=classes)
+    return path
+
+
+def test_format_1_files_with_object_classes_are_rescued(tmp_path):
+    """Format 1 saved object classes pickled and could not load them; now they load,
+    by an unpickler that builds nothing but NumPy arrays and scalars."""
+    model = _fit("s3gd", X, LABELS["object"])
+    path = _format_1_file(tmp_path / "old.npz", model, model.classes)
+    loaded = algorithms.load(path)
+    assert loaded.classes.dtype == object and loaded.classes.tolist() == ["ham", "spam"]
+    np.testing.assert_array_equal(s3gd.predict(loaded, X), s3gd.predict(model, X))
+    mixed = np.array([np.int64(-7), 3], dtype=object)
+    assert algorithms.load(_format_1_file(tmp_path / "ints.npz", model, mixed)).classes.tolist() == [-7, 3]
+
+
+class _Payload:
+    def __init__(self, target):
+        self.target = target
+
+    def __reduce__(self):
+        return (open, (self.target, "w"))  # would create the file if it were ever called
+
+
+def test_a_pickle_that_calls_anything_else_is_refused_unrun(tmp_path):
+    model = _fit("s3gd", X, LABELS["int"])
+    target = tmp_path / "pwned"
+    evil = np.empty(2, dtype=object)
+    evil[:] = [_Payload(str(target)), "b"]
+    path = _format_1_file(tmp_path / "evil.npz", model, evil)
+    with pytest.raises(ValueError, match=r"refers to (io|builtins)\.open, which is not loaded"):
+        algorithms.load(path)
+    assert not target.exists()
+
+
 def test_newer_format_is_refused_with_a_clear_message(tmp_path):
     path = _model_with_header(tmp_path, format_version=_model.FORMAT_VERSION + 1)
     with pytest.raises(ValueError, match=r"newer version of this library.*upgrade") as info:
