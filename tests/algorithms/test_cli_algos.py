@@ -247,6 +247,32 @@ def test_read_only_directory(files, tmp_path, capsys):
     assert code == 1 and "not writable" in line
 
 
+def test_unwritable_directory_is_reported_before_training(files, tmp_path, capsys, monkeypatch):
+    """(As root every directory is writable, so the check is driven through os.access.)"""
+    import algorithms.__main__ as cli
+
+    monkeypatch.setattr(cli.os, "access", lambda path, mode: False)
+    code, line = _fails(["train", str(files["dir"] / "train.svm"), str(tmp_path / "m.npz")], capsys)
+    assert code == 1 and "is not writable" in line
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_labels_keep_their_type():
+    from algorithms._datafile import Data, format_labels, typed_labels
+
+    assert typed_labels(np.array(["+1", "-1", " 2"])).tolist() == [1, -1, 2]
+    assert typed_labels(np.array(["1.0", "2"])).dtype == np.float64
+    assert typed_labels(np.array(["a", "1"])).tolist() == ["a", "1"]
+    assert typed_labels(np.array([1.0, -1.0])).dtype == np.int64  # LIBSVM's integral labels
+    assert typed_labels(np.array([0.5, 1.0])).dtype == np.float64
+    assert format_labels(np.array([1.0, -2.0, 0.25])) == ["1.0", "-2.0", "0.25"]
+    assert format_labels(np.array([-1, 1])) == ["-1", "1"]
+    data = Data(X=np.zeros((4, 1)), raw=np.array(["1", "1.0", "?", "x"]), path="d.csv")
+    assert data.matches("1").tolist() == [True, True, False, False]
+    assert data.missing().tolist() == [False, False, True, False]
+    assert data.matches("x").tolist() == [False, False, False, True]
+
+
 def test_full_disk_at_save_keeps_the_previous_model(files, tmp_path, capsys, monkeypatch):
     model = tmp_path / "m.npz"
     assert main(["train", str(files["train.csv.gz"]), str(model), "--algo", "s3gd", "--quiet"]) == 0
