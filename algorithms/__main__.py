@@ -423,6 +423,9 @@ def cmd_predict(args):
     n_features = model.n_features_in if args.format != "csv" else None
     data = _datafile.read(args.data, args.format, label_column=args.label_column, has_labels=not args.no_labels,
                           header=args.header, n_features=n_features)
+    if data.raw is not None and data.X.shape[1] == model.n_features_in - 1 and data.raw.dtype.kind != "f":
+        # a CSV with exactly the model's number of columns has no label column
+        data = _datafile.read(args.data, args.format, has_labels=False, header=args.header)
     if data.X.shape[1] != model.n_features_in:
         raise _datafile.DataError(f"data file {args.data!r} has {data.X.shape[1]} features, the model "
                                   f"{args.model!r} expects {model.n_features_in}")

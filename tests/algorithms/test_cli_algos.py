@@ -140,6 +140,13 @@ def test_label_column_by_header_name(tmp_path, capsys):
     assert main(["train", str(path), str(tmp_path / "m.npz"), "--algo", "s3gd", "--label-column", "answer",
                  "--quiet"]) == 0
     assert load(tmp_path / "m.npz").classes.tolist() == ["no", "yes"]
+    capsys.readouterr()
+    # a file of features only: no label column, with or without --no-labels
+    (tmp_path / "f.csv").write_text("f1,f2\n" + "\n".join(f"{a:.4f},{b:.4f}" for a, b in X[:5, :2]) + "\n")
+    for flags in ([], ["--no-labels"]):
+        assert main(["predict", str(tmp_path / "m.npz"), str(tmp_path / "f.csv"), str(tmp_path / "p.txt"), *flags]) == 0
+        assert set((tmp_path / "p.txt").read_text().split()) <= {"yes", "no"}
+        assert "accuracy" not in capsys.readouterr().out
 
 
 # --- errors: one line, exit code 1 (data / files) or 2 (usage) ---------------------------
