@@ -135,6 +135,13 @@ def _unit(text):
     return value
 
 
+def _seed(text):
+    value = _parse(int, text, "an integer in [0, 2**63)")
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63), got {text!r}")
+    return value
+
+
 def _gamma(text):
     return "median" if text == "median" else _positive_float(text)
 
@@ -573,7 +580,7 @@ def build_parser():
     train.add_argument("--n-features", type=_positive_int, metavar="N",
                        help="LIBSVM: the number of features (default: the largest index in the file; give it when "
                             "files to predict may hold larger indices)")
-    train.add_argument("--seed", type=int, default=0, help="random seed (default 0): same seed, same model")
+    train.add_argument("--seed", type=_seed, default=0, help="random seed (default 0): same seed, same model")
     train.add_argument("--dtype", default=None, choices=("float32", "float64"),
                        help="compute dtype (default: the algorithm's for float64 data)")
     train.add_argument("--quiet", action="store_true", help="no progress bar")

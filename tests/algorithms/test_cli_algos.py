@@ -176,6 +176,8 @@ def test_usage_errors_exit_2(files, tmp_path, capsys):
         (["train", train, "--algo", "tsgsu", "--loss", "hinge"], "must be one of squared, logistic"),
         (["train", train, "--positive-class", "a"], "applies to --algo tsgsu only"),
         (["train", train, "--prior", "1.5", "--algo", "tsgsu"], "in (0, 1)"),
+        (["train", train, "--seed", "-1"], "--seed: must be an integer in [0, 2**63)"),
+        (["train", train, "--seed", str(2**64)], "--seed: must be an integer in [0, 2**63)"),
         (["predict"], "required"),
         (["frobnicate"], "invalid choice"),
     ]
