@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import sys
 import textwrap
 import time
@@ -381,7 +382,15 @@ def cmd_train(args):
         kwargs["callback"] = Progress(n_iter if n_iter is not None else
                                       (positional[0].shape[0] if row.name == "sbp" else None))
     start = time.perf_counter()
-    model = row.fit(*positional, **kwargs)
+    try:
+        model = row.fit(*positional, **kwargs)
+    except (ValueError, TypeError) as exc:
+        # the fit's own parameter checks name the parameter first ("`lam` must be > 0"):
+        # that is an option the user gave, so a usage error; anything else is about the data
+        named = re.match(r"`(\w+)`", str(exc))
+        if named and named.group(1) in row.options:
+            raise UsageError(f"--{named.group(1).replace('_', '-')}: {exc}") from exc
+        raise
     seconds = time.perf_counter() - start
     if classes is not None:  # tsgsu: +1 / -1 named after the user's classes
         model = dataclasses.replace(model, classes=classes)

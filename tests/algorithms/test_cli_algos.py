@@ -178,6 +178,10 @@ def test_usage_errors_exit_2(files, tmp_path, capsys):
         (["train", train, "--prior", "1.5", "--algo", "tsgsu"], "in (0, 1)"),
         (["train", train, "--seed", "-1"], "--seed: must be an integer in [0, 2**63)"),
         (["train", train, "--seed", str(2**64)], "--seed: must be an integer in [0, 2**63)"),
+        (["train", str(files["su.csv.gz"]), str(tmp_path / "m.npz"), "--algo", "tsgsu", "--lam", "0", "--quiet"],
+         "--lam: `lam` must be"),
+        (["train", str(files["su.csv.gz"]), str(tmp_path / "m.npz"), "--algo", "tsgsu", "--prior", "0.5", "--quiet"],
+         "--prior: `prior`"),
         (["predict"], "required"),
         (["frobnicate"], "invalid choice"),
     ]
@@ -185,7 +189,7 @@ def test_usage_errors_exit_2(files, tmp_path, capsys):
         code, line = _fails(argv, capsys)
         assert code == 2, (argv, line)
         assert what in line, (argv, line)
-    assert not (tmp_path / "model.npz").exists()
+    assert not (tmp_path / "model.npz").exists() and not (tmp_path / "m.npz").exists()
 
 
 def _write(path, data):
