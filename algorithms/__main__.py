@@ -1,75 +1,68 @@
-"""Command line: ``python -m algorithms train | predict | demo``.
+"""Command line: ``python -m algorithms train | predict | demo | bench``.
 
-train    fit a model on a LIBSVM/svmlight or CSV file (like LIBSVM's svm-train)
-         and write it to a model file (.npz);
-predict  apply a model file to a data file, write one prediction per line and
-         print the accuracy when the file has labels;
+train    fit a model on a LIBSVM/svmlight or CSV/TSV file (plain, .gz, .bz2 or
+         .xz) with any of the algorithms (--algo) and write it to a model file;
+predict  apply a model file to a data file, write one prediction per line (in
+         the training labels' own type) and print the accuracy when the file
+         has labels;
 demo     train on a real dataset (ijcnn1 from ../shared/data, or --data DIR;
          scikit-learn's digits 8-vs-rest when absent) and print a table next
          to scikit-learn's SVC on the same split;
 bench    every algorithm next to scikit-learn peers on the real datasets:
          a Markdown table and PNG plots (--quick: a few minutes).
+
+Training data per --algo:
+  dsg, udsg, cdsg, sbp, s3gd  every row labelled (--loss squared: dsg regression);
+  tsgs3vm   rows with an empty or '?' label (or --unlabeled-label VALUE) are the
+            unlabelled data, the others the labelled data;
+  tsgsu     the label column is the SU indicator: --similar-label (default 1) marks
+            points of similar pairs, --unlabeled-label (default 0), empty or '?'
+            unlabelled points; predictions are --positive-class (default 1) for
+            the class of prior --prior (estimated as the larger class when not
+            given) and --negative-class (default -1) for the other.
+
+Errors print one line: exit code 2 for usage (options), 1 for data and files.
+--debug (or ALGORITHMS_DEBUG=1) shows the traceback instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
+import re
 import sys
+import textwrap
 import time
 from pathlib import Path
 
 import numpy as np
 
-ALGOS = ("dsg", "udsg", "cdsg")
+from algorithms import _datafile
+from algorithms._registry import ALGORITHMS, CLI_DEFAULTS, DATA_KINDS
+
+DEMO_VARIANTS = ("dsg", "udsg", "cdsg")
+PREDICT_CHUNK_ROWS = 16_384  # sparse files are densified this many rows at a time for predict
 
 
-# --- data files ---------------------------------------------------------------------------
-
-
-def read_data(path, fmt="auto", label_column="last", has_labels=True, n_features=None):
-    """Read ``(X, y)`` from a LIBSVM/svmlight file (also .gz/.bz2) or a CSV/TSV file.
-
-    ``y`` is None when ``has_labels`` is False (CSV only; LIBSVM lines always
-    start with a label).
-    """
-    path = Path(path)
-    if not path.exists():
-        msg = f"data file {str(path)!r} does not exist"
-        raise FileNotFoundError(msg)
-    if fmt == "auto":
-        name = path.name.lower()
-        for compressed in (".gz", ".bz2"):
-            name = name[: -len(compressed)] if name.endswith(compressed) else name
-        fmt = "csv" if name.endswith((".csv", ".tsv")) else "libsvm"
-    if fmt == "libsvm":
-        from sklearn.datasets import load_svmlight_file
-
-        X, y = load_svmlight_file(str(path), n_features=n_features, dtype=np.float64)
-        return X.toarray(), y
-    if fmt != "csv":
-        msg = f"--format must be auto, libsvm or csv, got {fmt!r}"
-        raise ValueError(msg)
-    with open(path) as fh:
-        first = fh.readline()
-    delimiter = "," if "," in first else None
-    try:
-        float(first.replace(",", " ").split()[0])
-        skip = 0
-    except ValueError:
-        skip = 1  # a header line
-    raw = np.loadtxt(path, delimiter=delimiter, skiprows=skip, ndmin=2)
-    if not has_labels:
-        return raw, None
-    if label_column == "first":
-        return raw[:, 1:], raw[:, 0]
-    return raw[:, :-1], raw[:, -1]
+def read_data(path, fmt="auto", label_column="last", has_labels=True, n_features=None, header="auto"):
+    """``(X, y)`` of a data file: X dense float64, y the labels in their own type
+    (int64, float64 or str) or None. See :mod:`algorithms._datafile` for the formats."""
+    data = _datafile.read(path, fmt, label_column=label_column, has_labels=has_labels, header=header,
+                          n_features=n_features)
+    X = data.X.toarray() if hasattr(data.X, "toarray") else data.X
+    return X, None if data.raw is None else _datafile.typed_labels(data.raw)
 
 
 # --- progress -----------------------------------------------------------------------------
 
 
 class Progress:
-    """A one-line progress bar on stderr for fits longer than a second or two."""
+    """A one-line progress bar on stderr for fits longer than a second or two.
+
+    Works with any callback dict that has ``iteration`` (the RFF engine's and
+    SBP's); ``total`` None shows the count without a bar.
+    """
 
     def __init__(self, total, stream=None, width=30):
         self.total = total
@@ -81,82 +74,397 @@ class Progress:
 
     def __call__(self, info):
         now = time.perf_counter()
-        done = info["iteration"]
-        if now - self.last_print < (0.1 if self.interactive else 5.0) and done < self.total:
+        done = info.get("iteration", 0)
+        final = self.total is not None and done >= self.total
+        if now - self.last_print < (0.1 if self.interactive else 5.0) and not final:
             return False
         self.last_print = now
-        filled = int(self.width * done / self.total)
-        bar = "#" * filled + "." * (self.width - filled)
-        line = (
-            f"[{bar}] {done}/{self.total} it, {info['n_blocks']} blocks, "
-            f"batch loss {info['batch_loss']:.4f}, {now - self.start:.1f} s"
-        )
+        if self.total:
+            filled = int(self.width * min(done, self.total) / self.total)
+            line = f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total} it"
+        else:
+            line = f"{done} it"
+        if "n_blocks" in info:
+            line += f", {info['n_blocks']} blocks"
+        if "batch_loss" in info:
+            line += f", batch loss {info['batch_loss']:.4f}"
+        if "n_under" in info:
+            line += f", {info['n_under']} under the water"
+        line += f", {now - self.start:.1f} s"
         self.stream.write(("\r" if self.interactive else "") + line + ("" if self.interactive else "\n"))
-        if self.interactive and done >= self.total:
+        if self.interactive and final:
             self.stream.write("\n")
         self.stream.flush()
         return False
 
 
+# --- hyper-parameter options --------------------------------------------------------------
+
+
+def _positive_int(text):
+    value = _parse(int, text, "an integer >= 1")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
+def _positive_float(text):
+    value = _parse(float, text, "a number > 0")
+    if not (value > 0 and np.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def _nonneg_float(text):
+    value = _parse(float, text, "a number >= 0")
+    if not (value >= 0 and np.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def _open_unit(text):
+    value = _parse(float, text, "a number in (0, 1)")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
+    return value
+
+
+def _unit(text):
+    value = _parse(float, text, "a number in [0, 1]")
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}")
+    return value
+
+
+def _seed(text):
+    value = _parse(int, text, "an integer in [0, 2**63)")
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63), got {text!r}")
+    return value
+
+
+def _gamma(text):
+    return "median" if text == "median" else _positive_float(text)
+
+
+def _precondition(text):
+    return None if text.lower() in ("none", "off", "0") else _positive_float(text)
+
+
+def _budget(text):
+    return "sqrt" if text == "sqrt" else _positive_int(text)
+
+
+def _class_weight(text):
+    if text not in ("balanced", "none"):
+        raise argparse.ArgumentTypeError(f"must be 'balanced' or 'none', got {text!r}")
+    return None if text == "none" else text
+
+
+def _parse(kind, text, what):
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+
+
+# fit keyword -> (parser or "bool" or "choice", metavar, help); the flag is --name-with-dashes
+OPTIONS = {
+    "loss": ("choice", "LOSS", "loss function"),
+    "kernel": ("choice", "KERNEL", "kernel"),
+    "gamma": (_gamma, "GAMMA", "kernel width: a number > 0, or 'median' (1 / median squared distance)"),
+    "lam": (_nonneg_float, "LAM", "penalty weight lambda (>= 0; tsgsu: > 0)"),
+    "n_iter": (_positive_int, "N", "iterations (auto: sbp one per row, tsgs3vm one pass over the larger "
+                                   "of the labelled and unlabelled rows)"),
+    "batch_size": (_positive_int, "N", "rows per mini-batch"),
+    "block_size": (_positive_int, "N", "random features per block"),
+    "step": (_positive_float, "STEP", "step size (> 0)"),
+    "precondition": (_precondition, "RIDGE", "relative ridge of the block preconditioner (> 0), or 'none' "
+                                             "(also 0) for the papers' plain gradient steps"),
+    "average": ("bool", None, "return the average of the iterates, not the last one"),
+    "C": (_positive_float, "C", "weight of the labelled hinge loss (> 0)"),
+    "C_star": (_nonneg_float, "C_STAR", "weight of the unlabelled loss (>= 0; auto: C * labelled / unlabelled)"),
+    "unlabeled_loss": ("choice", "LOSS", "loss on unlabelled rows"),
+    "balance": ("bool", None, "keep the mean prediction on unlabelled rows at the labelled class balance"),
+    "feature_budget": (_budget, "N", "at most N random features (an integer or 'sqrt' of the unlabelled rows; "
+                                     "auto: no limit)"),
+    "prior": (_open_unit, "PRIOR", "class prior of --positive-class, in (0, 1), not 1/2 (auto: estimated, "
+                                   "the larger class is positive)"),
+    "correction": ("choice", "KIND", "non-negative risk correction"),
+    "nu": (_positive_float, "NU", "allowed average slack (> 0)"),
+    "bias": ("bool", None, "learn an unregularised bias"),
+    "penalty": ("choice", "PENALTY", "regulariser"),
+    "l1_ratio": (_unit, "RATIO", "elastic-net mix, in [0, 1]"),
+    "n_anchors": (_positive_int, "N", "anchor points of the anchor graph"),
+    "k_nearest": (_positive_int, "K", "anchors per row in the anchor graph"),
+    "inner_iter": (_positive_int, "N", "inner iterations per outer loop (auto: 20 for s3gd and sgd, 50 for svrg)"),
+    "max_epochs": (_positive_float, "EPOCHS", "passes over the data"),
+    "max_time": (_positive_float, "SECONDS", "stop after this many seconds of training (auto: no limit)"),
+    "class_weight": (_class_weight, "WEIGHT", "'balanced' or 'none'"),
+    "method": ("choice", "METHOD", "s3gd, or the baselines on the same loop: sgd, svrg"),
+}
+
+
+def _show(value):
+    return "auto" if value is None else str(value)
+
+
+def _option_help(name, help_text):
+    """The help of one option: which algorithms take it, their choices and defaults."""
+    rows = [row for row in ALGORITHMS.values() if name in row.options]
+    groups = {}
+    for row in rows:
+        default = CLI_DEFAULTS.get(row.name, {}).get(name, row.defaults().get(name))
+        key = (tuple(row.choices.get(name, ())), _show(default))
+        groups.setdefault(key, []).append(row.name)
+    parts = []
+    for (choices, default), names in groups.items():
+        part = "/".join(names) + ":"
+        if choices:
+            part += " " + ", ".join(choices) + ";"
+        parts.append(f"{part} default {default}")
+    return f"{help_text} [{'; '.join(parts)}]".replace("%", "%%")
+
+
 # --- commands -----------------------------------------------------------------------------
 
 
+class UsageError(Exception):
+    """A bad combination of options (exit code 2)."""
+
+
 def _fit_kwargs(args):
-    gamma = args.gamma if args.gamma == "median" else float(args.gamma)
-    return {
-        "loss": args.loss,
-        "variant": args.algo,
-        "kernel": args.kernel,
-        "gamma": gamma,
-        "lam": args.lam,
-        "n_iter": args.n_iter,
-        "batch_size": args.batch_size,
-        "block_size": args.block_size,
-        "step": args.step,
-        "precondition": None if args.precondition <= 0 else args.precondition,
-        "random_state": args.seed,
-        "backend": args.backend,
-        "dtype": args.dtype,
-    }
+    """The fit keywords of ``args.algo``: its fixed ones, the options given, the seed."""
+    row = ALGORITHMS[args.algo]
+    given = {name: getattr(args, name) for name in OPTIONS if hasattr(args, name)}
+    foreign = sorted(name for name in given if name not in row.options)
+    if foreign:
+        flags = ", ".join("--" + name.replace("_", "-") for name in foreign)
+        takers = sorted({r.name for r in ALGORITHMS.values() for n in foreign if n in r.options})
+        raise UsageError(f"{flags} does not apply to --algo {args.algo} (it does to {', '.join(takers)})")
+    for name, value in given.items():
+        allowed = row.choices.get(name)
+        if OPTIONS[name][0] == "choice" and value not in allowed:
+            raise UsageError(f"--{name.replace('_', '-')} for --algo {args.algo} must be one of "
+                             f"{', '.join(allowed)}, got {value!r}")
+    own = {"unlabeled_label": ("tsgs3vm", "tsgsu"), "similar_label": ("tsgsu",),
+           "positive_class": ("tsgsu",), "negative_class": ("tsgsu",)}
+    for name, takers in own.items():
+        if getattr(args, name) is not None and args.algo not in takers:
+            raise UsageError(f"--{name.replace('_', '-')} applies to --algo {' / '.join(takers)} only")
+    kwargs = {**CLI_DEFAULTS.get(row.name, {}), **row.fixed, **given, "random_state": args.seed,
+              "backend": args.backend}
+    if args.dtype is not None:
+        kwargs["dtype"] = args.dtype
+    return row, kwargs
+
+
+def check_output_path(path, what):
+    """Fail now, before any training, if ``path`` cannot be written: a directory, a
+    missing or read-only directory. ``-`` (standard output) and existing special
+    files (``/dev/stdout``) are fine."""
+    if str(path) == "-":
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{what} {str(path)!r} is a directory")
+    if path.exists() and not path.is_file():
+        return  # a device or a pipe: written directly
+    parent = path.parent
+    if not parent.is_dir():
+        raise FileNotFoundError(f"{what} {str(path)!r}: directory {str(parent)!r} does not exist")
+    probe = parent / f".{path.name}.{os.getpid()}.probe"
+    try:
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise PermissionError
+        probe.touch()
+        probe.unlink()
+    except OSError:
+        raise PermissionError(f"{what} {str(path)!r}: directory {str(parent)!r} is not writable") from None
+
+
+def write_lines(path, lines):
+    """Write lines to ``path``: atomically for a regular file, directly for ``-`` or a device."""
+    from algorithms._model import atomic_write
+
+    text = "".join(line + "\n" for line in lines)
+    if str(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        with open(path, "w") as fh:
+            fh.write(text)
+        return
+    atomic_write(path, lambda fh: fh.write(text.encode()))
+
+
+def _dense(X):
+    """Dense rows for the fit. LIBSVM files are read sparse, but the algorithms take
+    dense arrays today (sparse support is another issue): this is the one place the
+    training matrix is densified."""
+    return X.toarray() if hasattr(X, "toarray") else X
+
+
+def _log(message):
+    """A note on the run, on standard output: standard error is kept for the progress
+    bar and for errors (one line each)."""
+    print(message, flush=True)
+
+
+def _training_data(row, data, args):
+    """(positional fit arguments, labelled rows and their labels for the training
+    accuracy or None, classes to name tsgsu's outputs or None) by the data kind."""
+    missing = data.missing()
+    name = data.path
+    if row.data == "supervised":
+        if data.raw is None:
+            raise _datafile.DataError(f"data file {name!r} has no label column")
+        if missing.any():
+            first = int(np.flatnonzero(missing)[0]) + 1
+            raise _datafile.DataError(
+                f"data file {name!r}: {int(missing.sum())} rows have no label (empty or '?'; the first is data row "
+                f"{first}); only --algo tsgs3vm and tsgsu take unlabelled rows")
+        y = _datafile.typed_labels(data.raw)
+        if row.name in DEMO_VARIANTS and getattr(args, "loss", None) == "squared":
+            if y.dtype.kind not in "iuf":
+                raise _datafile.DataError(f"--loss squared (regression) needs numeric labels; {name!r} has text labels")
+            y = y.astype(np.float64)
+        X = _dense(data.X)
+        return (X, y), (X, y), None
+    if row.data == "semi-supervised":
+        unlabeled = missing | (data.matches(args.unlabeled_label) if args.unlabeled_label is not None else False)
+        marker = "empty or '?'" + (f" or {args.unlabeled_label!r}" if args.unlabeled_label is not None else "")
+        if not unlabeled.any():
+            raise _datafile.DataError(
+                f"--algo tsgs3vm needs unlabelled rows, but no label of {name!r} is {marker} "
+                "(name the marker with --unlabeled-label; --algo dsg trains on labelled rows only)")
+        X_l, X_u = _dense(data.rows(~unlabeled)), _dense(data.rows(unlabeled))
+        y_l = _datafile.typed_labels(data.raw[~unlabeled])
+        _log(f"tsgs3vm: {X_l.shape[0]} labelled rows (classes {', '.join(map(str, np.unique(y_l)))}), "
+             f"{X_u.shape[0]} unlabelled rows (label {marker})")
+        return (X_l, y_l, X_u), (X_l, y_l), None
+    # SU data: the label column is the SU indicator
+    similar_marker = args.similar_label if args.similar_label is not None else "1"
+    unlabeled_marker = args.unlabeled_label if args.unlabeled_label is not None else "0"
+    similar = data.matches(similar_marker) & ~missing
+    unlabeled = (missing | data.matches(unlabeled_marker)) & ~similar
+    other = ~(similar | unlabeled)
+    if other.any():
+        first = int(np.flatnonzero(other)[0])
+        raise _datafile.DataError(
+            f"data file {name!r}: label {data.raw[first]!r} of data row {first + 1} is neither the similar marker "
+            f"{similar_marker!r} nor the unlabelled one ({unlabeled_marker!r}, empty or '?'): for --algo tsgsu the "
+            "label column is the SU indicator")
+    if not similar.any() or not unlabeled.any():
+        raise _datafile.DataError(
+            f"--algo tsgsu needs points of similar pairs (label {similar_marker!r}) and unlabelled points (label "
+            f"{unlabeled_marker!r}, empty or '?'); {name!r} has {int(similar.sum())} and {int(unlabeled.sum())}")
+    positive = args.positive_class if args.positive_class is not None else "1"
+    negative = args.negative_class if args.negative_class is not None else "-1"
+    classes = _datafile.typed_labels(np.array([negative, positive]))
+    if classes[0] == classes[1]:
+        raise UsageError(f"--positive-class and --negative-class must differ, both are {positive!r}")
+    _log(f"tsgsu: {int(similar.sum())} points of similar pairs, {int(unlabeled.sum())} unlabelled points")
+    return (_dense(data.rows(similar)), _dense(data.rows(unlabeled))), None, classes
 
 
 def cmd_train(args):
-    from algorithms import dsg
-
-    X, y = read_data(args.data, args.format, args.label_column)
-    print(f"read {X.shape[0]} rows x {X.shape[1]} features from {args.data}", file=sys.stderr)
-    kwargs = _fit_kwargs(args)
-    if not args.quiet:
-        kwargs["callback"] = Progress(args.n_iter)
+    row, kwargs = _fit_kwargs(args)
+    check_output_path(args.model, "model file")
+    data = _datafile.read(args.data, args.format, label_column=args.label_column, header=args.header,
+                          n_features=args.n_features)
+    _log(f"read {data.X.shape[0]} rows x {data.X.shape[1]} features from {args.data}")
+    positional, labelled, classes = _training_data(row, data, args)
+    if not args.quiet and row.name != "s3gd":  # s3gd's callback computes a full gradient: not for a bar
+        n_iter = kwargs.get("n_iter", row.defaults().get("n_iter"))
+        kwargs["callback"] = Progress(n_iter if n_iter is not None else
+                                      (positional[0].shape[0] if row.name == "sbp" else None))
     start = time.perf_counter()
-    model = dsg.fit(X, y, **kwargs)
+    try:
+        model = row.fit(*positional, **kwargs)
+    except (ValueError, TypeError) as exc:
+        # the fit's own parameter checks name the parameter first ("`lam` must be > 0"):
+        # that is an option the user gave, so a usage error; anything else is about the data
+        named = re.match(r"`(\w+)`", str(exc))
+        if named and named.group(1) in row.options:
+            raise UsageError(f"--{named.group(1).replace('_', '-')}: {exc}") from exc
+        raise
     seconds = time.perf_counter() - start
+    if classes is not None:  # tsgsu: +1 / -1 named after the user's classes
+        model = dataclasses.replace(model, classes=classes)
     out = model.save(args.model)
-    train_acc = float(np.mean(_host(dsg.predict(model, X)) == y)) if model.task != "regression" else None
-    msg = f"trained {args.algo} in {seconds:.2f} s: {model.n_blocks} blocks of {model.block_size} features"
-    if train_acc is not None:
-        msg += f", training accuracy {100 * train_acc:.2f}%"
+    msg = f"trained {args.algo} in {seconds:.2f} s"
+    if hasattr(model, "n_blocks"):
+        msg += f": {model.n_blocks} blocks of {model.block_size} features"
+    elif hasattr(model, "support_vectors"):
+        msg += f": {model.support_vectors.shape[0]} support vectors"
+    if labelled is not None and getattr(model, "task", None) != "regression":
+        X, y = labelled
+        pred = _host(row.predict(model, X, backend=args.backend))
+        msg += f", training accuracy {100 * _accuracy(pred, y)[0]:.2f}%"
     print(msg)
     print(f"model written to {out}")
     return 0
 
 
-def cmd_predict(args):
-    from algorithms import dsg, load
+def _accuracy(pred, y):
+    """(fraction correct, number correct) comparing labels of possibly different types
+    (a model trained on CSV integers predicting a LIBSVM file's floats, or text)."""
+    pred, y = np.asarray(pred), np.asarray(y)
+    if pred.dtype.kind in "iufb" and y.dtype.kind in "iufb":
+        hits = pred == y
+    else:
+        hits = np.asarray(_datafile.format_labels(pred)) == np.asarray(_datafile.format_labels(y))
+        if y.dtype.kind in "iuf" or pred.dtype.kind in "iuf":  # "1" vs 1.0: compare as numbers where both are
+            hits |= np.asarray([_same_number(a, b) for a, b in zip(pred.tolist(), y.tolist())], dtype=bool)
+    return float(np.mean(hits)), int(np.sum(hits))
 
-    model = load(args.model, backend=args.backend if args.backend != "auto" else "cpu")
-    X, y = read_data(args.data, args.format, args.label_column, has_labels=not args.no_labels,
-                     n_features=model.n_features_in if args.format != "csv" else None)
+
+def _same_number(a, b):
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def cmd_predict(args):
+    from algorithms import load
+    from algorithms._registry import for_model
+
+    check_output_path(args.output, "output file")
+    model = load(args.model, backend="cpu" if args.backend == "auto" else args.backend)
+    row = for_model(model.algorithm)
+    n_features = model.n_features_in if args.format != "csv" else None
+    data = _datafile.read(args.data, args.format, label_column=args.label_column, has_labels=not args.no_labels,
+                          header=args.header, n_features=n_features)
+    if data.raw is not None and data.X.shape[1] == model.n_features_in - 1 and data.raw.dtype.kind != "f":
+        # a CSV with exactly the model's number of columns has no label column
+        data = _datafile.read(args.data, args.format, has_labels=False, header=args.header)
+    if data.X.shape[1] != model.n_features_in:
+        raise _datafile.DataError(f"data file {args.data!r} has {data.X.shape[1]} features, the model "
+                                  f"{args.model!r} expects {model.n_features_in}")
     start = time.perf_counter()
-    pred = _host(dsg.predict(model, X))
+    parts = [_host(row.predict(model, _dense(data.X[i : i + PREDICT_CHUNK_ROWS]), backend=args.backend))
+             for i in range(0, data.n_rows, PREDICT_CHUNK_ROWS)]
+    pred = np.concatenate(parts)
     seconds = time.perf_counter() - start
-    out = Path(args.output)
-    np.savetxt(out, pred, fmt="%s" if model.task != "regression" else "%.8g")
-    print(f"predicted {len(pred)} rows in {seconds:.2f} s, written to {out}")
-    if y is not None and model.task != "regression":
-        print(f"accuracy {100 * float(np.mean(pred == y)):.2f}% ({int(np.sum(pred == y))}/{len(y)})")
-    elif y is not None:
-        print(f"mean squared error {float(np.mean((pred - y) ** 2)):.6g}")
+    regression = getattr(model, "task", None) == "regression"
+    write_lines(args.output, [f"{v:.8g}" for v in pred.tolist()] if regression else _datafile.format_labels(pred))
+    report = sys.stderr if str(args.output) == "-" else sys.stdout
+    where = "standard output" if str(args.output) == "-" else args.output
+    print(f"predicted {len(pred)} rows in {seconds:.2f} s, written to {where}", file=report)
+    labelled = ~data.missing()
+    if data.raw is not None and labelled.any():
+        y = _datafile.typed_labels(data.raw[labelled])
+        note = "" if labelled.all() else f" on the {int(labelled.sum())} labelled rows"
+        if regression:
+            err = float(np.mean((pred[labelled] - y.astype(np.float64)) ** 2))
+            print(f"mean squared error {err:.6g}{note}", file=report)
+        else:
+            fraction, hits = _accuracy(pred[labelled], y)
+            print(f"accuracy {100 * fraction:.2f}% ({hits}/{int(labelled.sum())}){note}", file=report)
     return 0
 
 
@@ -193,6 +501,10 @@ def cmd_bench(args):
     from algorithms import _bench
 
     only = [name.strip() for name in args.only.split(",")] if args.only else None
+    unknown = [name for name in only or () if name not in _bench.SECTIONS]
+    if unknown:  # a bad option value: a usage error, before anything runs
+        raise UsageError(f"unknown bench section {', '.join(map(repr, unknown))} in --only "
+                         f"(known: {', '.join(_bench.SECTIONS)})")
     _bench.run(data_dir=args.data, out_dir=args.out, quick=args.quick, backend=args.backend, only=only,
                progress=lambda line: print(line, flush=True))
     return 0
@@ -217,42 +529,76 @@ def _host(a):
     return to_numpy(a)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit code 2)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (--help for usage)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m algorithms", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    from kbackends import registered_backends
+
+    parser = _Parser(prog="python -m algorithms", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (also: environment ALGORITHMS_DEBUG=1)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,predict,demo,bench}")
+    backends = ("auto", *registered_backends())
 
     def data_options(p):
         p.add_argument("--format", default="auto", choices=("auto", "libsvm", "csv"),
-                       help="file format (auto: .csv/.tsv are CSV, anything else LIBSVM)")
-        p.add_argument("--label-column", default="last", choices=("first", "last"),
-                       help="CSV: where the label is")
-        p.add_argument("--backend", default="auto", help="auto, cpu or cuda")
+                       help="file format (auto: .csv/.tsv are CSV; otherwise LIBSVM when the first line has "
+                            "index:value pairs, else CSV); gzip, bzip2 and xz files are read by their first bytes")
+        p.add_argument("--label-column", default="last", metavar="COLUMN",
+                       help="CSV: the label column: first, last (default), a number counted from 1, or a header name")
+        p.add_argument("--header", default="auto", choices=("auto", "yes", "no"),
+                       help="CSV: whether the first line is a header (auto: detected)")
+        p.add_argument("--backend", default="auto", choices=backends,
+                       help="where to compute (auto: cpu for files)")
 
-    train = sub.add_parser("train", help="fit a model on a data file")
-    train.add_argument("data", help="training file (LIBSVM/svmlight, optionally .gz/.bz2, or CSV)")
+    train = sub.add_parser("train", help="fit a model on a data file",
+                           description="Fit a model on a data file and write it to a model file.\n\nAlgorithms:\n"
+                           + "\n".join(textwrap.fill(f"{r.name:<9}{r.summary}; data: {DATA_KINDS[r.data]}", 88,
+                                                      initial_indent="  ", subsequent_indent=" " * 11)
+                                         for r in ALGORITHMS.values()).replace("%", "%%"),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    train.add_argument("data", help="training file (LIBSVM/svmlight or CSV/TSV, plain, .gz, .bz2 or .xz)")
     train.add_argument("model", nargs="?", default="model.npz", help="model file to write (default model.npz)")
-    train.add_argument("--algo", default="dsg", choices=ALGOS)
-    train.add_argument("--loss", default="hinge", choices=("hinge", "squared_hinge", "logistic", "squared"))
-    train.add_argument("--kernel", default="rbf", choices=("rbf", "laplacian"))
-    train.add_argument("--gamma", default="median", help="kernel width or 'median'")
-    train.add_argument("--lam", type=float, default=1e-6)
-    train.add_argument("--n-iter", type=int, default=200)
-    train.add_argument("--batch-size", type=int, default=4096)
-    train.add_argument("--block-size", type=int, default=256)
-    train.add_argument("--step", type=float, default=1.0)
-    train.add_argument("--precondition", type=float, default=0.1,
-                       help="relative ridge of the block preconditioner; 0 for the paper's plain steps")
-    train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--dtype", default=None, choices=(None, "float32", "float64"))
+    train.add_argument("--algo", default="dsg", choices=tuple(ALGORITHMS), help="algorithm (default dsg)")
+    for name, (kind, metavar, text) in OPTIONS.items():
+        flag = "--" + name.replace("_", "-")
+        help_text = _option_help(name, text)
+        if kind == "bool":
+            train.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
+                               help=help_text)
+        else:
+            train.add_argument(flag, dest=name, type=str if kind == "choice" else kind, metavar=metavar,
+                               default=argparse.SUPPRESS, help=help_text)
+    train.add_argument("--unlabeled-label", metavar="LABEL",
+                       help="tsgs3vm / tsgsu: the label that marks an unlabelled row, besides an empty or '?' label "
+                            "(tsgsu default 0)")
+    train.add_argument("--similar-label", metavar="LABEL",
+                       help="tsgsu: the label that marks a point of a similar pair (default 1)")
+    train.add_argument("--positive-class", metavar="LABEL",
+                       help="tsgsu: the label to predict for the positive class (of prior --prior; default 1)")
+    train.add_argument("--negative-class", metavar="LABEL",
+                       help="tsgsu: the label to predict for the other class (default -1)")
+    train.add_argument("--n-features", type=_positive_int, metavar="N",
+                       help="LIBSVM: the number of features (default: the largest index in the file; give it when "
+                            "files to predict may hold larger indices)")
+    train.add_argument("--seed", type=_seed, default=0, help="random seed (default 0): same seed, same model")
+    train.add_argument("--dtype", default=None, choices=("float32", "float64"),
+                       help="compute dtype (default: the algorithm's for float64 data)")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     data_options(train)
     train.set_defaults(func=cmd_train)
 
     pred = sub.add_parser("predict", help="apply a model file to a data file")
-    pred.add_argument("model")
-    pred.add_argument("data")
-    pred.add_argument("output", nargs="?", default="predictions.txt")
+    pred.add_argument("model", help="model file written by train (or by model.save)")
+    pred.add_argument("data", help="data file (LIBSVM/svmlight or CSV/TSV, plain or compressed)")
+    pred.add_argument("output", nargs="?", default="predictions.txt",
+                      help="where to write one prediction per line (default predictions.txt; - for standard output)")
     pred.add_argument("--no-labels", action="store_true", help="CSV without a label column")
     data_options(pred)
     pred.set_defaults(func=cmd_predict)
@@ -260,7 +606,7 @@ def build_parser():
     demo = sub.add_parser("demo", help="train on a real dataset and compare with scikit-learn's SVC")
     demo.add_argument("--data", help="data folder (default ../shared/data or $KBACKENDS_DATA)")
     demo.add_argument("--dataset", default="ijcnn1", help="dataset name in the folder (default ijcnn1)")
-    demo.add_argument("--backend", default="cpu")
+    demo.add_argument("--backend", default="cpu", choices=backends, help="where to compute (default cpu)")
     demo.add_argument("--quick", action="store_true", help="10k training rows, 20k test rows")
     demo.add_argument("--no-svc", action="store_true", help="skip the SVC row (slow on big data)")
     demo.set_defaults(func=cmd_demo)
@@ -268,23 +614,49 @@ def build_parser():
     bench = sub.add_parser("bench", help="compare with scikit-learn peers on real data; Markdown table + PNG plots")
     bench.add_argument("--quick", action="store_true", help="small subsets, one seed: a few minutes in all")
     bench.add_argument("--only", help="comma-separated sections (dsg, tsgs3vm, tsgsu, sbp, s3gd); default all")
-    bench.add_argument("--backend", default="cpu")
+    bench.add_argument("--backend", default="cpu", choices=backends, help="where to compute (default cpu)")
     bench.add_argument("--data", help="data folder (default ../shared/data or $KBACKENDS_DATA)")
     bench.add_argument("--out", default="bench-out", help="folder for results.md and the plots")
     bench.set_defaults(func=cmd_bench)
     return parser
 
 
-def main(argv=None):
-    from kbackends import BackendUnavailableError
+def _one_line(exc):
+    return " ".join(str(exc).split()) or type(exc).__name__
 
+
+def main(argv=None):
+    """Run the command line; returns 0, or exits with 1 (data, files) or 2 (usage)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    debug = args.debug or os.environ.get("ALGORITHMS_DEBUG", "") not in ("", "0")
+    prog = f"{parser.prog} {args.command}"
     try:
         return args.func(args)
-    except (BackendUnavailableError, FileNotFoundError, ValueError, TypeError) as exc:
-        # A user's mistake (bad file, option or backend): one clear line, not a traceback.
-        parser.exit(2, f"{parser.prog} {args.command}: error: {exc}\n")
+    except UsageError as exc:
+        if debug:
+            raise
+        parser.exit(2, f"{prog}: error: {_one_line(exc)} (--help for usage)\n")
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        parser.exit(130, f"{prog}: interrupted\n")
+    except MemoryError as exc:
+        if debug:
+            raise
+        parser.exit(1, f"{prog}: error: out of memory ({_one_line(exc)})\n")
+    except Exception as exc:  # noqa: BLE001 - every failure is one line; --debug shows the rest
+        if debug:
+            raise
+        from kbackends import BackendUnavailableError
+
+        if isinstance(exc, (OSError, ValueError, TypeError, EOFError, BackendUnavailableError)):
+            text = _one_line(exc)
+            if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
+                text += f": {exc.filename}"
+        else:  # not a mistake of the user's we know of: say so, keep it to one line
+            text = f"internal error {type(exc).__name__}: {_one_line(exc)} (run with --debug for the traceback)"
+        parser.exit(1, f"{prog}: error: {text}\n")
 
 
 if __name__ == "__main__":

@@ -76,22 +76,27 @@ def test_demo_runs_on_the_bundled_fallback(tmp_path, capsys):
 def test_user_errors_print_one_line_and_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["train", str(tmp_path / "missing.svm")])
-    assert stop.value.code == 2
+    assert stop.value.code == 1  # a data error (exit 2 is for usage errors: options)
     err = capsys.readouterr().err
     assert "train: error:" in err and "does not exist" in err and "Traceback" not in err
     (tmp_path / "d.csv").write_text("1,0.5\n0,1.5\n")
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as stop:
         main(["train", str(tmp_path / "d.csv"), "--n-iter", "0", "--quiet"])
-    assert "`n_iter` must be an integer >= 1" in capsys.readouterr().err
+    assert stop.value.code == 2
+    assert "--n-iter: must be an integer >= 1" in capsys.readouterr().err
 
 
 def test_kernel_choices_are_the_one_kernel_table():
-    """`--kernel` takes the names of kbackends.random.KERNELS and nothing else."""
-    from algorithms.__main__ import build_parser
+    """`--kernel` takes the names of kbackends.random.KERNELS (RFF algorithms) or of the
+    response kernels (SBP) and nothing else."""
+    from algorithms._registry import ALGORITHMS
+    from kbackends.ops import RESPONSE_KERNELS
     from kbackends.random import KERNELS
 
-    parser = build_parser()
-    for name in KERNELS:
-        assert parser.parse_args(["train", "d.svm", "--kernel", name]).kernel == name
-    with pytest.raises(SystemExit):
-        parser.parse_args(["train", "d.svm", "--kernel", "gaussian"])
+    for name, row in ALGORITHMS.items():
+        expected = RESPONSE_KERNELS if name == "sbp" else KERNELS
+        if "kernel" in row.choices:
+            assert row.choices["kernel"] == tuple(expected)
+    with pytest.raises(SystemExit) as stop:
+        main(["train", "d.svm", "m.npz", "--kernel", "gaussian"])
+    assert stop.value.code == 2
