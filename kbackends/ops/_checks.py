@@ -51,7 +51,7 @@ def _finite(xp, a) -> bool:
     return bool(xp.all(xp.isfinite(a)))
 
 
-def check_finite(xp, enabled: bool, arrays: dict, *, together: bool = False) -> None:
+def check_all_finite(xp, enabled: bool, arrays: dict, *, together: bool = False) -> None:
     """ValueError if an array of ``arrays`` (name -> array or float) holds NaN or inf.
 
     Scans in order and stops at the first bad one (each scan of a device array

@@ -7,15 +7,8 @@ from __future__ import annotations
 
 from .._backend import resolve
 from .._registry import get_kernel
-from ._checks import check_finite as _check_finite
 from ._checks import (
-    check_float,
-    check_float_array,
-    check_index,
-    check_int,
-    check_positive,
-    check_same_columns,
-    is_float,
+    check_all_finite, check_float, check_float_array, check_index, check_int, check_positive, check_same_columns, is_float,
 )
 
 __all__ = ["kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate"]
@@ -69,7 +62,7 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
     n = X.shape[0]
     check_int("n_clusters", n_clusters, 1, n, "n_samples")
     check_int("n_iter", n_iter, 0)
-    _check_finite(xp, check_finite, {"X": X})
+    check_all_finite(xp, check_finite, {"X": X})
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
 
     # k-means++ (Arthur & Vassilvitskii 2007): next center drawn with probability ~ D(x)^2.
@@ -123,7 +116,7 @@ def snap_to_samples(centers, X, *, backend="auto", check_finite=True):
         msg = "`X` must have at least one row to snap to"
         raise ValueError(msg)
     check_same_columns(bk.xp, centers, "centers", X)
-    _check_finite(bk.xp, check_finite, {"centers": centers, "X": X})
+    check_all_finite(bk.xp, check_finite, {"centers": centers, "X": X})
     idx, _ = _anchor_knn(bk, centers, X, 1)
     return idx[:, 0]
 
@@ -175,7 +168,7 @@ def anchor_graph(X, anchors, k, *, eps=1e-4, backend="auto", check_finite=True):
     check_same_columns(xp, anchors, "anchors", X)
     check_int("k", k, 1, anchors.shape[0], "n_anchors")
     check_positive("eps", eps)
-    _check_finite(xp, check_finite, {"X": X, "anchors": anchors})
+    check_all_finite(xp, check_finite, {"X": X, "anchors": anchors})
     indices, sqdist = _anchor_knn(bk, X, anchors, k)
     nearest = sqdist[:, :1]
     sigma2 = xp.maximum(xp.sqrt(nearest), float(eps) ** 2)  # sigma^2 = max(eps, ||x - z_1||^(1/2))^2
@@ -228,7 +221,7 @@ def anchor_propagate(indices, weights, anchor_values, *, backend="auto", check_f
         msg = f"`anchor_values` must be float32 or float64 like `weights` ({weights.dtype}), got {values.dtype}"
         raise TypeError(msg)
     _check_graph(bk, indices, weights, values.shape[0])
-    _check_finite(bk.xp, check_finite, {"weights": weights, "anchor_values": values})
+    check_all_finite(bk.xp, check_finite, {"weights": weights, "anchor_values": values})
     return get_kernel("anchor_propagate", bk)(indices, weights, values, xp=bk.xp)
 
 
@@ -269,5 +262,5 @@ def anchor_accumulate(indices, weights, rows, n_anchors, *, backend="auto", chec
         msg = f"`rows` ({rows.dtype}) and `weights` ({weights.dtype}) must have one float dtype"
         raise TypeError(msg)
     _check_graph(bk, indices, weights, n_anchors)
-    _check_finite(bk.xp, check_finite, {"weights": weights, "rows": rows})
+    check_all_finite(bk.xp, check_finite, {"weights": weights, "rows": rows})
     return get_kernel("anchor_accumulate", bk)(indices, weights, rows, xp=bk.xp, n_anchors=n_anchors)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from .._backend import resolve
 from .._registry import get_kernel
-from ._checks import check_finite as _check_finite
-from ._checks import check_float_array
+from ._checks import check_all_finite, check_float_array
 
 __all__ = ["FORMS", "rff_features", "rff_predict", "rff_weighted_sum"]
 
@@ -124,5 +123,5 @@ def _prepare(backend, form, check_finite, X, omega, phase, extra=None, extra_nam
     if phase.shape[0] != omega.shape[0]:
         msg = f"`phase` has {phase.shape[0]} entries but `omega` has {omega.shape[0]} rows"
         raise ValueError(msg)
-    _check_finite(xp, check_finite, dict(zip(names, arrays)))
+    check_all_finite(xp, check_finite, dict(zip(names, arrays)))
     return bk, arrays

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from .._backend import resolve
 from .._registry import get_kernel
-from ._checks import check_finite as _check_finite
-from ._checks import check_float, check_ndim
+from ._checks import check_all_finite, check_float, check_ndim
 
 __all__ = ["water_level", "water_level_biased"]
 
@@ -78,7 +77,7 @@ def water_level(c, volume, *, segments=None, backend="auto", check_finite=True):
     if not bool(xp.all(volume >= 0)):
         msg = "`volume` must be >= 0"
         raise ValueError(msg)
-    _check_finite(xp, check_finite, {"c": c, "volume": volume}, together=True)
+    check_all_finite(xp, check_finite, {"c": c, "volume": volume}, together=True)
     levels = get_kernel("water_level", bk)(c, volume, offsets, xp=xp)
     return levels[0] if segments is None else levels
 
@@ -136,7 +135,7 @@ def water_level_biased(c, y, volume, *, backend="auto", check_finite=True):
     if not volume >= 0:
         msg = f"`volume` must be >= 0, got {volume}"
         raise ValueError(msg)
-    _check_finite(xp, check_finite, {"c": c, "volume": volume}, together=True)
+    check_all_finite(xp, check_finite, {"c": c, "volume": volume}, together=True)
     gamma, b = get_kernel("water_level_biased", bk)(c, y, volume, xp=xp)
     return xp.asarray(gamma, dtype=c.dtype), xp.asarray(b, dtype=c.dtype)
 
