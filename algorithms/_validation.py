@@ -195,3 +195,18 @@ def sklearn_validate(est, X, y, *, reset):
     if not reset:
         check_n_features(X, est.n_features_in_)
     return X if y is None else (X, y)
+
+
+def check_prior(prior, name="prior"):
+    """A class prior pi_+ in (0, 1) away from 1/2 (where the SU risk is singular)."""
+    ok = isinstance(prior, numbers.Real) and not isinstance(prior, bool) and np.isfinite(prior)
+    if not ok or not 0.0 < prior < 1.0:
+        msg = f"`{name}` must be a float in (0, 1) (the class prior pi_+), got {prior!r}"
+        raise ValueError(msg)
+    if abs(2.0 * prior - 1.0) < 1e-3:
+        msg = (
+            f"`{name}`={prior!r} is (within 5e-4 of) 1/2: the SU risk divides by 2 pi_+ - 1, so SU "
+            "classification is undefined for balanced classes"
+        )
+        raise ValueError(msg)
+    return float(prior)
