@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._estimator import FunctionalClassifier
-from .._validation import is_numpy_like, sklearn_validate
+from .._validation import is_numpy_like
 from ..dsg import decision_function, predict
-from ._fit import fit
+from ._fit import PARAMS, fit
 from ._inputs import _rows_by_indicator
 
 
@@ -34,38 +34,27 @@ class TSGSUClassifier(FunctionalClassifier):
     True
     """
 
-    # fit is its own (y is the SU indicator); decision_function and predict are the shared ones
+    _params = PARAMS
+    _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
-
-    def __init__(self, *, prior=None, loss="squared", correction="abs", correction_smoothing=0.9, correction_margin=2.0,
-                 lam=0.1, kernel="rbf", gamma="median", n_iter=100, batch_size=1000, block_size=32, step=0.5, schedule="auto", precondition=1.0,
-                 average=True, feature_budget=None, fit_intercept=True, random_state=None, backend="auto", dtype=None):
-        self.prior = prior
-        self.loss = loss
-        self.correction = correction
-        self.correction_smoothing = correction_smoothing
-        self.correction_margin = correction_margin
-        self.lam = lam
-        self.kernel = kernel
-        self.gamma = gamma
-        self.n_iter = n_iter
-        self.batch_size = batch_size
-        self.block_size = block_size
-        self.step = step
-        self.schedule = schedule
-        self.precondition = precondition
-        self.average = average
-        self.feature_budget = feature_budget
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.backend = backend
-        self.dtype = dtype
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False  # s has two values; predictions two classes
         return tags
+
+    def _fit_args(self, X, s):
+        """The SU convention: ``y`` is the indicator s (1: point of a similar pair, 0:
+        unlabeled point), and the rows split into the two sources."""
+        if is_numpy_like(s):
+            from sklearn.utils.multiclass import type_of_target
+
+            if type_of_target(s) not in ("binary",) and np.unique(s).size > 2:
+                msg = ("Only binary classification is supported: y = s must hold 1 (point of a similar pair) "
+                       f"or 0 (unlabeled point), got {type_of_target(s)} values")
+                raise ValueError(msg)
+        return _rows_by_indicator(X, s)
 
     def fit(self, X, y):
         """Fit on rows ``X`` with ``y`` = s: 1 for points of similar pairs, 0 for unlabeled points.
@@ -73,24 +62,6 @@ class TSGSUClassifier(FunctionalClassifier):
         (The argument is named ``y`` for scikit-learn; it is the SU indicator s,
         not a class label.)
         """
-        if y is None:
-            msg = (f"{type(self).__name__} requires y to be passed, but the target y is None "
-                   "(y = s: 1 similar, 0 unlabeled)")
-            raise ValueError(msg)
-        X, s = sklearn_validate(self, X, y, reset=True)
-        if is_numpy_like(s):
-            from sklearn.utils.multiclass import (
-                check_classification_targets,
-                type_of_target,
-            )
-
-            check_classification_targets(s)
-            if type_of_target(s) not in ("binary",) and np.unique(s).size > 2:
-                msg = ("Only binary classification is supported: y = s must hold 1 (point of a similar pair) "
-                       f"or 0 (unlabeled point), got {type_of_target(s)} values")
-                raise ValueError(msg)
-        X_s, X_u = _rows_by_indicator(X, s)
-        self.model_ = fit(X_s, X_u, **self.get_params())
+        super().fit(X, y)
         self.prior_ = self.model_.params["prior"]
-        self.classes_ = np.array([-1, 1])
         return self

@@ -7,50 +7,45 @@ import math
 import numpy as np
 
 from kbackends import resolve
-from kbackends.random import KERNELS
 
 from .. import _engine
 from .._model import RFFModel
-from .._validation import (
-    check_choice,
-    check_gamma,
-    check_nonneg_float,
-    check_positive_int,
-    check_prior,
-    check_X,
-    seed_from,
+from .._params import (
+    Param, ParamTable, common, common_tail, either, engine_settings, integer, none, options, real,
 )
-from ._inputs import _pointwise
+from .._validation import check_gamma, check_prior, seed_from
+from ._inputs import check_su_inputs
 from ._prior import estimate_prior
 from ._risk import CORRECTIONS, MARGIN_LOSSES, _SURisk
 
+# The hyper-parameters of fit and TSGSUClassifier (and the command line), once.
+PARAMS = ParamTable(
+    Param("prior", None, either(real(0, 1, low_open=True, high_open=True), none()),
+          "class prior pi_+ (not 1/2); None: estimated from the data"),
+    Param("loss", "squared", options(*MARGIN_LOSSES), "margin loss l(z, t)"),
+    Param("correction", "abs", options(*CORRECTIONS), "delta of Eq. (9) on the two parts of the risk"),
+    Param("correction_smoothing", 0.9, real(0, 1, high_open=True), "weight on the past of the parts' running averages"),
+    Param("correction_margin", 2.0, real(0), "standard errors below zero before a part counts as negative"),
+    Param("lam", 0.1, real(0, low_open=True), "RKHS penalty (lam / 2) ||f||^2"),
+    common("kernel"),
+    common("gamma"),
+    Param("n_iter", 100, integer(1), "iterations (each adds a block)"),
+    Param("batch_size", 1000, integer(1), "points drawn from each of the similar and unlabeled data"),
+    common("block_size", default=32),
+    common("step", default=0.5),
+    common("schedule"),
+    common("precondition", default=1.0),
+    common("average", default=True),
+    Param("feature_budget", None, either(integer(1), none()), "at most this many random features; None: no limit"),
+    common("fit_intercept"),
+    *common_tail(),
+)
 
-def fit(
-    X_similar,
-    X_unlabeled,
-    *,
-    prior=None,
-    loss="squared",
-    correction="abs",
-    correction_smoothing=0.9,
-    correction_margin=2.0,
-    lam=0.1,
-    kernel="rbf",
-    gamma="median",
-    n_iter=100,
-    batch_size=1000,
-    block_size=32,
-    step=0.5,
-    schedule="auto",
-    precondition=1.0,
-    average=True,
-    feature_budget=None,
-    fit_intercept=True,
-    random_state=None,
-    backend="auto",
-    dtype=None,
-    callback=None,
-):
+
+@PARAMS.entry
+def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing, correction_margin, lam,
+        kernel, gamma, n_iter, batch_size, block_size, step, schedule, precondition, average, feature_budget,
+        fit_intercept, random_state, backend, dtype, callback):
     """Fit a kernel SU classifier by triply stochastic functional gradients.
 
     Parameters
@@ -142,29 +137,7 @@ def fit(
     """
     bk = resolve(backend, X_similar, X_unlabeled)
     xp = bk.xp
-    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar")
-    X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled")
-    if X_u.shape[1] != X_s.shape[1]:
-        msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"
-        raise ValueError(msg)
-    check_choice("loss", loss, tuple(MARGIN_LOSSES))
-    check_choice("correction", correction, CORRECTIONS)
-    correction_smoothing = check_nonneg_float("correction_smoothing", correction_smoothing)
-    if correction_smoothing >= 1.0:
-        msg = f"`correction_smoothing` must be in [0, 1), got {correction_smoothing!r}"
-        raise ValueError(msg)
-    correction_margin = check_nonneg_float("correction_margin", correction_margin)
-    check_choice("kernel", kernel, KERNELS)
-    check_choice("schedule", schedule, _engine.SCHEDULES)
-    lam = check_nonneg_float("lam", lam, positive=True)
-    if precondition is not None:
-        precondition = check_nonneg_float("precondition", precondition, positive=True)
-    step = check_nonneg_float("step", step, positive=True)
-    n_iter = check_positive_int("n_iter", n_iter)
-    batch_size = check_positive_int("batch_size", batch_size)
-    block_size = check_positive_int("block_size", block_size)
-    if feature_budget is not None:
-        feature_budget = check_positive_int("feature_budget", feature_budget)
+    X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype)
     max_blocks = None if feature_budget is None else math.ceil(feature_budget / block_size)
     seed = seed_from(random_state)
     if prior is None:
@@ -180,21 +153,8 @@ def fit(
     if gamma == "median":  # the heuristic samples the pooled points (a float needs no copy)
         gamma = check_gamma(gamma, xp.concat((X_s, X_u), axis=0), bk, seed)
     gamma = check_gamma(gamma, X_s, bk, seed)
-    settings = _engine.EngineSettings(
-        n_iter=n_iter,
-        block_size=block_size,
-        kernel=kernel,
-        gamma=gamma,
-        seed=seed,
-        lam=lam,
-        step=step,
-        schedule=schedule,
-        ridge=precondition,
-        average=bool(average),
-        max_blocks=max_blocks,
-        fit_intercept=bool(fit_intercept),
-        callback=callback,
-        sampling_seed=seed ^ 0x5DEECE66D,
+    settings = engine_settings(
+        locals(), gamma=gamma, seed=seed, max_blocks=max_blocks,
         derivatives=risk.hook(correction_smoothing, correction_margin),
     )
     result = _engine.run(sources, bk, settings, X_s.dtype)

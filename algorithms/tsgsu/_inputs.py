@@ -6,7 +6,7 @@ import numpy as np
 
 from kbackends._xp_utils import to_numpy
 
-from .._validation import is_numpy_like
+from .._validation import check_X, is_numpy_like
 
 # --- input handling -----------------------------------------------------------------------
 
@@ -77,3 +77,20 @@ def _rows_by_indicator(X, s):
     xp = X.__array_namespace__()
     dev = getattr(X, "device", None)
     return xp.take(X, xp.asarray(rows_s, device=dev), axis=0), xp.take(X, xp.asarray(rows_u, device=dev), axis=0)
+
+
+def check_su_inputs(X_similar, X_unlabeled, bk, dtype):
+    """The similar points (pairs flattened, :func:`_pointwise`) and the unlabeled points
+    as finite 2-D arrays of ``bk`` in one float dtype, with the same number of features.
+
+    Returns
+    -------
+    X_s : array of shape (n_similar_points, n_features)
+    X_u : array of shape (n_unlabeled, n_features)
+    """
+    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar")
+    X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled")
+    if X_u.shape[1] != X_s.shape[1]:
+        msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"
+        raise ValueError(msg)
+    return X_s, X_u

@@ -16,11 +16,15 @@ from .._validation import (
     check_nonneg_float,
     check_positive_int,
     check_prior,
-    check_X,
     seed_from,
 )
 from ._fit import fit
-from ._inputs import _fold_rows, _pointwise, _rows_by_indicator, _split_folds
+from ._inputs import (
+    _fold_rows,
+    _rows_by_indicator,
+    _split_folds,
+    check_su_inputs,
+)
 from ._prior import estimate_prior
 from ._risk import _SURisk, su_risk
 
@@ -133,11 +137,7 @@ def select_params(X_similar, X_unlabeled, *, prior=None, lams=SELECT_LAMS, gamma
     bk = resolve(backend, X_similar, X_unlabeled)
     xp = bk.xp
     pairs = (X_similar.ndim if hasattr(X_similar, "ndim") else np.ndim(X_similar)) == 3
-    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar")
-    X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled")
-    if X_u.shape[1] != X_s.shape[1]:
-        msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"
-        raise ValueError(msg)
+    X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype)
     # Folds over whole pairs (rows 2i, 2i + 1) when the input was pairs.
     n_units = X_s.shape[0] // 2 if pairs else X_s.shape[0]
     if min(n_units, X_u.shape[0]) < cv:

@@ -24,7 +24,7 @@ from .._validation import (
     check_X,
     seed_from,
 )
-from ._inputs import _pointwise
+from ._inputs import check_su_inputs
 
 FEATURES = ("linear", "rff")
 
@@ -122,11 +122,7 @@ def su_sl_fit(X_similar, X_unlabeled, prior, *, lam=1e-3, features="linear", n_c
     n_components = check_positive_int("n_components", n_components)
     bk = resolve(backend, X_similar, X_unlabeled)
     xp = bk.xp
-    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar")
-    X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled")
-    if X_u.shape[1] != X_s.shape[1]:
-        msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"
-        raise ValueError(msg)
+    X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype)
     seed = seed_from(random_state)
     model = SUSLModel(w=xp.zeros(0, dtype=X_s.dtype), features=features, prior=prior)
     if features == "rff":
