@@ -226,13 +226,12 @@ def make_su_data(X, y, n_pairs, n_unlabeled, *, prior=None, replace=False, rando
     """
     from kbackends._xp_utils import to_numpy
 
-    from ._validation import check_positive_int, check_prior, seed_from
+    from kbackends import resolve
 
-    X = np.asarray(to_numpy(X) if hasattr(X, "__array_namespace__") else X)
-    y = np.asarray(to_numpy(y) if hasattr(y, "__array_namespace__") else y)
-    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
-        msg = f"`X` must be (n_samples, n_features) and `y` (n_samples,), got {X.shape} and {y.shape}"
-        raise ValueError(msg)
+    from ._validation import check_labels, check_positive_int, check_prior, check_X, seed_from
+
+    X = to_numpy(check_X(X, resolve("cpu"), None))  # finite, 2-D, numeric
+    y = check_labels(y, X.shape[0])
     n_pairs = check_positive_int("n_pairs", n_pairs)
     n_unlabeled = check_positive_int("n_unlabeled", n_unlabeled)
     labels = np.unique(y)

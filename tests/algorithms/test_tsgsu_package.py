@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from algorithms import datasets, tsgsu
-from kbackends import resolve
 from kbackends._xp_utils import to_numpy
 
 
@@ -32,7 +31,7 @@ def test_su_sl_rff_runs_on_every_backend_and_matches_cpu(backend):
     ref = tsgsu.su_sl_fit(X_s, X_u, 0.7, lam=1e-2, features="rff", n_components=64, gamma=0.2, random_state=3)
     model = tsgsu.su_sl_fit(backend.asarray(X_s), backend.asarray(X_u), 0.7, lam=1e-2, features="rff",
                             n_components=64, gamma=0.2, random_state=3)
-    assert resolve("auto", model.w).name == backend.name
+    assert type(model.w) is type(backend.asarray(np.zeros(1)))  # the inputs' array type
     f = to_numpy(model.decision_function(backend.asarray(X)))
     np.testing.assert_allclose(f, ref.decision_function(X), rtol=1e-6, atol=1e-6)
     assert np.mean(to_numpy(model.predict(backend.asarray(X))) == y) > 0.9

@@ -236,3 +236,19 @@ def test_features_whose_squares_overflow_are_refused(name):
         _fit(module, X, y)
     # the same scale in float64 is fine
     _fit(module, X.astype(np.float64) / 1e10, y)
+
+
+def test_su_data_helpers_reject_nan():
+    X, y = _data()
+    bad = X.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="`X` contains NaN"):
+        tsgsu.make_su_data(bad, y, 10, 10)
+    y_nan = y.astype(float)
+    y_nan[0] = np.nan
+    with pytest.raises(ValueError, match="`y` contains NaN"):
+        tsgsu.make_su_data(X, y_nan, 10, 10)
+    X_s, X_u = tsgsu.make_su_data(X, y, 10, 20, replace=True, random_state=0)
+    X_u[0, 0] = np.nan
+    with pytest.raises(ValueError, match="`X_unlabeled` contains NaN"):
+        tsgsu.su_sl_fit(X_s, X_u, 0.7)
