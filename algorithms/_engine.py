@@ -30,7 +30,7 @@ Polyak averaging of the iterates is optional and costs O(1) per event (see
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -140,7 +140,6 @@ class EngineResult:
     intercept: object  # array (n_outputs,)
     n_blocks: int
     n_iter_done: int
-    history: list = field(default_factory=list)
 
 
 def step_size(schedule: str, theta: float, lam: float, t: int) -> float:
@@ -291,7 +290,6 @@ def _run(sources, bk, settings, dtype):
             use_cache = src.X.shape[0] <= src.batch_size * max_blocks / 2
         caches.append(xp.zeros((src.X.shape[0], k_out), dtype=dtype) if use_cache else None)
 
-    history = []
     schedule = s.schedule
     if schedule == "auto":
         schedule = "inverse_scaling" if s.ridge is not None else "theta_over_t"
@@ -395,7 +393,6 @@ def _run(sources, bk, settings, dtype):
                     sum(xp.mean(b.source.loss.value(b.f, b.y, xp)) * b.source.weight for b in batches)
                 ),
             }
-            history.append(info)
             if s.callback(info):
                 break
 
@@ -405,7 +402,7 @@ def _run(sources, bk, settings, dtype):
         intercept = intercept_sum / max(averager.count, 1)
     else:
         coef = coef_stored * scale
-    return EngineResult(coef=coef, intercept=intercept, n_blocks=n_blocks, n_iter_done=t_done, history=history)
+    return EngineResult(coef=coef, intercept=intercept, n_blocks=n_blocks, n_iter_done=t_done)
 
 
 def _grow(xp, a, new_rows: int, cap: int):

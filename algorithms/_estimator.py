@@ -1,42 +1,79 @@
-"""The scikit-learn classifier shared by the algorithm modules' estimators."""
+"""One scikit-learn estimator base for every algorithm module.
+
+A subclass names its module's parameter table and functions; the base generates
+``__init__`` from the table, validates the data the scikit-learn way, and hands
+``fit`` the module's arguments through one hook, :meth:`FunctionalEstimator._fit_args`,
+for the label conventions that differ:
+
+- supervised (the default): ``fit(X, y)``;
+- semi-supervised: unlabeled rows carry ``y == -1`` and the module's ``fit`` splits them;
+- SU: ``y`` is the indicator s, and the hook splits the rows into similar and unlabeled;
+- regression: ``RegressorMixin`` first, ``y`` numeric, no ``classes_``.
+"""
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import is_numpy_like, sklearn_validate
 
 
-class FunctionalClassifier(ClassifierMixin, BaseEstimator):
-    """A scikit-learn classifier over a module's ``fit`` / ``decision_function`` / ``predict``.
+class FunctionalEstimator(BaseEstimator):
+    """A scikit-learn estimator over a module's ``fit`` / ``decision_function`` / ``predict``.
 
-    Subclasses store their parameters in ``__init__`` and name the module's functions
-    (``_fit = staticmethod(fit)``, ``_decision_function``, ``_predict``); ``fit`` passes
-    every parameter to ``_fit`` and keeps the model as ``model_``. CuPy in, CuPy out.
+    Subclasses set ``_params`` (the module's :class:`~algorithms._params.ParamTable`)
+    and ``_fit`` / ``_decision_function`` / ``_predict`` (the module's functions, as
+    ``staticmethod``); ``__init__`` is generated from the table's estimator
+    parameters. ``fit`` validates ``X`` and ``y``, calls ``_fit(*self._fit_args(X, y),
+    **self.get_params())`` and keeps the model as ``model_``. CuPy in, CuPy out.
     """
+
+    _params = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("_params") is not None and "__init__" not in cls.__dict__:
+            cls.__init__ = cls._params.make_init(cls.__qualname__)
+
+    def _fit_args(self, X, y):
+        """The module ``fit``'s positional arguments from validated ``(X, y)``: the hook
+        for a label convention (default: ``(X, y)``)."""
+        return X, y
 
     def fit(self, X, y):
         """Fit on (X, y); CuPy in, model on the GPU."""
-        from sklearn.utils.multiclass import check_classification_targets
-
         if y is None:
             msg = f"{type(self).__name__} requires y to be passed, but the target y is None"
             raise ValueError(msg)
+        # The estimator's own table (it may narrow the function's: a classifier's losses).
+        type(self)._params.validate(self.get_params())
         X, y = sklearn_validate(self, X, y, reset=True)
-        if is_numpy_like(y):
+        if is_classifier(self) and is_numpy_like(y):
+            from sklearn.utils.multiclass import check_classification_targets
+
             check_classification_targets(y)
-        self.model_ = type(self)._fit(X, y, **self.get_params())
-        self.classes_ = np.asarray(self.model_.classes)
+        self.model_ = type(self)._fit(*self._fit_args(X, y), **self.get_params())
+        self.n_features_in_ = self.model_.n_features_in
+        if is_classifier(self):
+            self.classes_ = np.asarray(self.model_.classes)
         return self
+
+    def _validated(self, X):
+        check_is_fitted(self, "model_")
+        return sklearn_validate(self, X, None, reset=False)
+
+    def predict(self, X):
+        """Predicted labels (or values for a regressor); CuPy in, CuPy out."""
+        X = self._validated(X)  # checks it is fitted first
+        return type(self)._predict(self.model_, X)
+
+
+class FunctionalClassifier(ClassifierMixin, FunctionalEstimator):
+    """:class:`FunctionalEstimator` for classifiers: ``classes_`` and ``decision_function``."""
 
     def decision_function(self, X):
         """Decision values: (n_samples,) for two classes, else (n_samples, n_classes)."""
-        check_is_fitted(self, "model_")
-        return type(self)._decision_function(self.model_, sklearn_validate(self, X, None, reset=False))
-
-    def predict(self, X):
-        """Predicted labels; CuPy in, CuPy out."""
-        check_is_fitted(self, "model_")
-        return type(self)._predict(self.model_, sklearn_validate(self, X, None, reset=False))
+        X = self._validated(X)
+        return type(self)._decision_function(self.model_, X)

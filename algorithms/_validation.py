@@ -66,7 +66,24 @@ def check_X(X, bk, dtype, *, name="X", min_samples=1):
     if not bool(xp.all(xp.isfinite(X))):
         msg = f"`{name}` contains NaN or infinite values"
         raise ValueError(msg)
+    check_squares_finite(X, xp, name)
     return X
+
+
+def check_squares_finite(X, xp, name="X"):
+    """The algorithms sum squares of rows (distances, kernel widths, norms): refuse
+    finite values whose squared row sums would overflow the dtype (a bound: the largest
+    magnitude squared times the number of features), so nothing goes silently to inf."""
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        return
+    largest = float(xp.max(xp.abs(X)))
+    limit = float(xp.finfo(X.dtype).max)
+    if largest * largest * X.shape[1] >= limit:  # host float64: no overflow here
+        msg = (
+            f"`{name}` has values up to {largest:.3g}: their squares summed over {X.shape[1]} features overflow "
+            f"{X.dtype}; standardise the features (e.g. sklearn.preprocessing.StandardScaler) or use float64"
+        )
+        raise ValueError(msg)
 
 
 def check_n_features(X, n_features_in, name="X"):
@@ -84,21 +101,66 @@ def check_y_length(y, X, name="y"):
         raise ValueError(msg)
 
 
-def encode_classes(y, bk):
-    """Sorted unique labels (host numpy array) and ``y`` as class indices on ``bk``."""
-    y_host = to_numpy(y) if not isinstance(y, (list, tuple)) else np.asarray(y)
+def check_labels(y, n_rows, *, name="y", unlabeled=None):
+    """Class labels checked the same way for every classifier: a 1-D host (NumPy) array.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or (n_samples, 1)
+        Labels: all numbers (integer-valued if float) or all strings.
+    n_rows : int or None
+        Rows of ``X``; ``y`` must have as many entries (None: not checked here).
+    unlabeled : label, optional
+        The semi-supervised marker of unlabeled rows: exempt from the checks.
+
+    Raises
+    ------
+    ValueError
+        None, wrong shape or length, complex labels, NaN / infinite labels, continuous
+        (non-integer float) values.
+    TypeError
+        Labels that mix strings and numbers (scikit-learn cannot sort them either).
+    """
+    if y is None:
+        msg = f"`{name}` is required, got None"
+        raise ValueError(msg)
+    y_host = np.asarray(to_numpy(y)) if hasattr(y, "__array_namespace__") else np.asarray(y)
     if y_host.ndim == 2 and y_host.shape[1] == 1:
         y_host = y_host[:, 0]
     if y_host.ndim != 1:
-        msg = f"`y` must be 1-D, got shape {y_host.shape}"
+        msg = f"`{name}` must be 1-D (n_samples,), got shape {y_host.shape}"
         raise ValueError(msg)
-    if y_host.dtype.kind == "f":
-        if not np.all(np.isfinite(y_host)):
-            msg = "`y` contains NaN or infinite values"
+    if n_rows is not None and y_host.shape[0] != n_rows:
+        msg = f"`{name}` has {y_host.shape[0]} entries but `X` has {n_rows} rows"
+        raise ValueError(msg)
+    labeled = y_host if unlabeled is None else y_host[y_host != unlabeled]
+    if y_host.dtype.kind == "c":
+        msg = f"`{name}` has complex labels (dtype {y_host.dtype}); class labels must be real numbers or strings"
+        raise ValueError(msg)
+    if y_host.dtype.kind == "O":
+        kinds = {"string" if isinstance(v, str) else "number" if isinstance(v, numbers.Number) else type(v).__name__
+                 for v in labeled}
+        if len(kinds) > 1 or not kinds <= {"string", "number"}:
+            msg = f"`{name}` mixes label types ({', '.join(sorted(kinds))}); labels must be all numbers or all strings"
+            raise TypeError(msg)
+        if kinds == {"number"}:
+            labeled = labeled.astype(np.float64 if any(isinstance(v, float) for v in labeled) else np.int64)
+    if labeled.dtype.kind == "f":
+        if not np.all(np.isfinite(labeled)):
+            msg = f"`{name}` contains NaN or infinite labels"
             raise ValueError(msg)
-        if not np.all(y_host == np.round(y_host)):
-            msg = "Unknown label type: `y` has non-integer float values; a classifier needs class labels"
+        if not np.all(labeled == np.round(labeled)):
+            example = labeled[labeled != np.round(labeled)][0].item()
+            msg = (f"`{name}` has continuous values (e.g. {example!r}); a classifier needs class labels "
+                   "(integers or strings), not a regression target")
             raise ValueError(msg)
+    return y_host
+
+
+def encode_classes(y, bk, n_rows=None):
+    """Sorted unique labels (host numpy array) and ``y`` as class indices on ``bk``,
+    after :func:`check_labels` (``n_rows``: the rows of ``X``; default ``len(y)``)."""
+    y_host = check_labels(y, n_rows)
     classes, index = np.unique(y_host, return_inverse=True)
     if classes.size < 2:
         msg = f"`y` has only one class ({classes[0]!r}); a classifier needs at least 2 classes"
@@ -195,3 +257,18 @@ def sklearn_validate(est, X, y, *, reset):
     if not reset:
         check_n_features(X, est.n_features_in_)
     return X if y is None else (X, y)
+
+
+def check_prior(prior, name="prior"):
+    """A class prior pi_+ in (0, 1) away from 1/2 (where the SU risk is singular)."""
+    ok = isinstance(prior, numbers.Real) and not isinstance(prior, bool) and np.isfinite(prior)
+    if not ok or not 0.0 < prior < 1.0:
+        msg = f"`{name}` must be a float in (0, 1) (the class prior pi_+), got {prior!r}"
+        raise ValueError(msg)
+    if abs(2.0 * prior - 1.0) < 1e-3:
+        msg = (
+            f"`{name}`={prior!r} is (within 5e-4 of) 1/2: the SU risk divides by 2 pi_+ - 1, so SU "
+            "classification is undefined for balanced classes"
+        )
+        raise ValueError(msg)
+    return float(prior)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["data_dir", "load", "load_or_digits", "DATASETS"]
+__all__ = ["DATASETS", "data_dir", "load", "load_or_digits", "make_su_data"]
 
 
 def data_dir(path=None) -> Path:
@@ -189,3 +189,84 @@ def load_or_digits(name, data_dir_path=None):
 
         X, y = load_digits(return_X_y=True)
         return ("digits-8-vs-rest", *_split(X / 16.0, _binary(y, 8), 0.25, 0))
+
+
+def make_su_data(X, y, n_pairs, n_unlabeled, *, prior=None, replace=False, random_state=None,
+                 return_labels=False):
+    """Build an SU problem from labeled data as the paper's experiments do.
+
+    Each similar pair is positive with probability ``pi_+^2 / pi_S`` (else
+    negative) and is two points drawn from that class; each unlabeled point is
+    positive with probability ``pi_+``; labels are then dropped.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+    y : array of shape (n_samples,)
+        Labels: +1 for the positive class, anything else negative (0/1 and
+        -1/+1 both work; the positive label is the larger of two values).
+    n_pairs, n_unlabeled : int
+    prior : float in (0, 1), optional
+        ``pi_+`` to draw at; default the class proportion of ``y``.
+    replace : bool, default False
+        Draw with replacement (i.i.d. from the empirical distribution), needed
+        when a class has fewer points than the draws need. Without replacement
+        no point is used twice (across pairs and unlabeled points).
+    random_state : None, int or numpy Generator
+    return_labels : bool, default False
+        Also return the hidden labels (+1 / -1) of the pairs and of the
+        unlabeled points (for supervised references on the same points).
+
+    Returns
+    -------
+    X_similar : ndarray of shape (n_pairs, 2, n_features)
+    X_unlabeled : ndarray of shape (n_unlabeled, n_features)
+    y_similar, y_unlabeled : ndarrays of shape (n_pairs,) and (n_unlabeled,)
+        Only with ``return_labels``.
+    """
+    from kbackends._xp_utils import to_numpy
+
+    from kbackends import resolve
+
+    from ._validation import check_labels, check_positive_int, check_prior, check_X, seed_from
+
+    X = to_numpy(check_X(X, resolve("cpu"), None))  # finite, 2-D, numeric
+    y = check_labels(y, X.shape[0])
+    n_pairs = check_positive_int("n_pairs", n_pairs)
+    n_unlabeled = check_positive_int("n_unlabeled", n_unlabeled)
+    labels = np.unique(y)
+    if labels.size != 2:
+        msg = f"`y` must have exactly 2 classes, got {labels.size} ({labels[:5].tolist()}...)"
+        raise ValueError(msg)
+    positive = y == labels[1]
+    if prior is None:
+        prior = float(np.mean(positive))
+    prior = check_prior(prior)
+    rng = np.random.default_rng(seed_from(random_state) if not isinstance(random_state, np.random.Generator)
+                                else random_state)
+    pi_s = prior**2 + (1 - prior) ** 2
+    n_pos_pairs = int(rng.binomial(n_pairs, prior**2 / pi_s))
+    n_pos_u = int(rng.binomial(n_unlabeled, prior))
+    need_pos = 2 * n_pos_pairs + n_pos_u
+    need_neg = 2 * (n_pairs - n_pos_pairs) + n_unlabeled - n_pos_u
+    pos, neg = np.flatnonzero(positive), np.flatnonzero(~positive)
+    if not replace and (need_pos > pos.size or need_neg > neg.size):
+        msg = (
+            f"the draws need {need_pos} positive and {need_neg} negative points but `y` has {pos.size} and "
+            f"{neg.size}; lower `n_pairs` / `n_unlabeled` or pass replace=True"
+        )
+        raise ValueError(msg)
+    p = rng.choice(pos, size=need_pos, replace=replace)
+    q = rng.choice(neg, size=need_neg, replace=replace)
+    d = X.shape[1]
+    pairs = np.concatenate([
+        X[p[: 2 * n_pos_pairs]].reshape(-1, 2, d),
+        X[q[: 2 * (n_pairs - n_pos_pairs)]].reshape(-1, 2, d),
+    ])
+    unlabeled = np.concatenate([X[p[2 * n_pos_pairs:]], X[q[2 * (n_pairs - n_pos_pairs):]]])
+    y_pairs = np.where(np.arange(n_pairs) < n_pos_pairs, 1, -1)
+    y_unl = np.where(np.arange(n_unlabeled) < n_pos_u, 1, -1)
+    order_s, order_u = rng.permutation(n_pairs), rng.permutation(n_unlabeled)
+    if return_labels:
+        return pairs[order_s], unlabeled[order_u], y_pairs[order_s], y_unl[order_u]
+    return pairs[order_s], unlabeled[order_u]

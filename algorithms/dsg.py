@@ -30,57 +30,67 @@ True
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import RegressorMixin
 from sklearn.utils.metaestimators import available_if
 
 from kbackends import resolve
 from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
-from kbackends.random import KERNELS
 
 from . import _engine
+
+from ._estimator import FunctionalClassifier, FunctionalEstimator
+
 from ._model import RFFModel
+from ._params import (
+    Constraint, Param, ParamTable, common, common_tail, engine_settings, integer, options, real,
+)
 from ._validation import (
-    check_choice,
     check_gamma,
-    check_nonneg_float,
-    check_positive_int,
     check_X,
     check_y_length,
     encode_classes,
-    is_numpy_like,
-    sklearn_validate,
     seed_from,
 )
 
-__all__ = ["fit", "decision_function", "predict", "objective", "DSGClassifier", "DSGRegressor"]
+__all__ = ["DSGClassifier", "DSGRegressor", "decision_function", "fit", "objective", "predict"]
 
 LOSSES = tuple(SUPERVISED_LOSSES)
+CLASSIFICATION_LOSSES = tuple(name for name in LOSSES if name != "squared")
 
 
-def fit(
-    X,
-    y,
-    *,
-    loss="hinge",
-    variant="dsg",
-    kernel="rbf",
-    gamma="median",
-    lam=1e-6,
-    n_iter=200,
-    batch_size=4096,
-    block_size=256,
-    step=1.0,
-    schedule="auto",
-    precondition=0.1,
-    average=False,
-    udsg_pattern=(1, 1),
-    fit_intercept=True,
-    cache_predictions="auto",
-    random_state=None,
-    backend="auto",
-    dtype=None,
-    callback=None,
-):
+def _is_udsg_pattern(v):
+    return (isinstance(v, (tuple, list)) and len(v) == 2
+            and all(integer(0).type_ok(g) for g in v) and v[0] >= 1 and v[1] >= 0)
+
+
+# The hyper-parameters of fit, DSGClassifier and DSGRegressor (and the command line), once.
+PARAMS = ParamTable(
+    Param("loss", "hinge", options(*LOSSES), "hinge / squared_hinge / logistic (classification), squared (regression)"),
+    Param("variant", "dsg", options(*_engine.VARIANTS), "dsg: a new block per iteration; udsg, cdsg: reuse old ones"),
+    common("kernel"),
+    common("gamma"),
+    Param("lam", 1e-6, real(0), "RKHS penalty (lam / 2) ||f||^2"),
+    Param("n_iter", 200, integer(1), "iterations (each adds or updates one block)"),
+    Param("batch_size", 4096, integer(1), "rows drawn per iteration"),
+    common("block_size"),
+    common("step"),
+    common("schedule"),
+    common("precondition"),
+    common("average"),
+    Param("udsg_pattern", (1, 1), Constraint("a pair (G >= 1, U >= 0) of integers", lambda v: True, _is_udsg_pattern,
+                                             lambda v: (int(v[0]), int(v[1]))),
+          "UDSG's G new blocks then U old ones", estimator=False),
+    common("fit_intercept"),
+    Param("cache_predictions", "auto", options("auto", True, False),
+          "keep f on every training row ('auto': when cheaper)", estimator=False),
+    *common_tail(),
+)
+
+
+@PARAMS.entry
+def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_size, step, schedule,
+        precondition, average, udsg_pattern, fit_intercept, cache_predictions, random_state, backend, dtype,
+        callback):
     """Fit a kernel machine by doubly stochastic gradients.
 
     Parameters
@@ -143,55 +153,13 @@ def fit(
     """
     bk = resolve(backend, X, y)
     X = check_X(X, bk, dtype)
-    check_choice("loss", loss, LOSSES)
-    check_choice("variant", variant, _engine.VARIANTS)
-    check_choice("kernel", kernel, KERNELS)
-    check_choice("schedule", schedule, _engine.SCHEDULES)
-    n_iter = check_positive_int("n_iter", n_iter)
-    batch_size = check_positive_int("batch_size", batch_size)
-    block_size = check_positive_int("block_size", block_size)
-    lam = check_nonneg_float("lam", lam)
-    step = check_nonneg_float("step", step, positive=True)
-    if precondition is not None:
-        precondition = check_nonneg_float("precondition", precondition, positive=True)
-    if (
-        not isinstance(udsg_pattern, (tuple, list))
-        or len(udsg_pattern) != 2
-        or check_positive_int("udsg_pattern[0]", udsg_pattern[0]) < 1
-        or check_positive_int("udsg_pattern[1]", udsg_pattern[1], minimum=0) < 0
-    ):
-        msg = f"`udsg_pattern` must be a pair (G >= 1, U >= 0), got {udsg_pattern!r}"
-        raise ValueError(msg)
-    if cache_predictions not in ("auto", True, False):
-        msg = f"`cache_predictions` must be 'auto', True or False, got {cache_predictions!r}"
-        raise ValueError(msg)
-    if callback is not None and not callable(callback):
-        msg = f"`callback` must be callable or None, got {type(callback).__name__}"
-        raise TypeError(msg)
-
     seed = seed_from(random_state)
     gamma = check_gamma(gamma, X, bk, seed)
     y_matrix, task, classes, source_loss = _targets(y, X, bk, loss)
 
-    settings = _engine.EngineSettings(
-        n_iter=n_iter,
-        block_size=block_size,
-        kernel=kernel,
-        gamma=gamma,
-        seed=seed,
-        lam=lam,
-        step=step,
-        schedule=schedule,
-        ridge=precondition,
-        variant=variant,
-        udsg_new=int(udsg_pattern[0]),
-        udsg_old=int(udsg_pattern[1]),
-        average=bool(average),
-        fit_intercept=bool(fit_intercept),
-        n_outputs=y_matrix.shape[1],
-        callback=callback,
-        cache_predictions=cache_predictions,
-        sampling_seed=_engine.sampling_seed(seed),
+    settings = engine_settings(
+        locals(), gamma=gamma, seed=seed, variant=variant, udsg_new=udsg_pattern[0], udsg_old=udsg_pattern[1],
+        n_outputs=y_matrix.shape[1], cache_predictions=cache_predictions,
     )
     source = _engine.Source(X=X, y=y_matrix, loss=source_loss, weight=1.0, batch_size=batch_size)
     result = _engine.run([source], bk, settings, X.dtype)
@@ -216,13 +184,15 @@ def _targets(y, X, bk, loss):
         if y.ndim == 2 and y.shape[1] == 1:
             y = y[:, 0]
         check_y_length(y, X)
+        if xp.isdtype(y.dtype, "complex floating"):
+            msg = f"`y` has a complex dtype ({y.dtype}); regression targets must be real numbers"
+            raise ValueError(msg)
         y = xp.astype(y, X.dtype)
         if not bool(xp.all(xp.isfinite(y))):
             msg = "`y` contains NaN or infinite values"
             raise ValueError(msg)
         return xp.reshape(y, (-1, 1)), "regression", None, SUPERVISED_LOSSES["squared"]
-    classes, index = encode_classes(y, bk)
-    check_y_length(index, X)
+    classes, index = encode_classes(y, bk, X.shape[0])
     n_classes = classes.size
     if n_classes == 2:
         y_pm = 2.0 * xp.astype(index == 1, X.dtype) - 1.0
@@ -266,95 +236,7 @@ def objective(model, X, y, *, backend="auto"):
     return data + penalty
 
 
-class _DSGEstimator(BaseEstimator):
-    """Shared scikit-learn plumbing of DSGClassifier and DSGRegressor."""
-
-    _loss_default = "hinge"
-
-    def __init__(
-        self,
-        *,
-        loss=None,
-        variant="dsg",
-        kernel="rbf",
-        gamma="median",
-        lam=1e-6,
-        n_iter=200,
-        batch_size=4096,
-        block_size=256,
-        step=1.0,
-        schedule="auto",
-        precondition=0.1,
-        average=False,
-        fit_intercept=True,
-        random_state=None,
-        backend="auto",
-        dtype=None,
-    ):
-        self.loss = loss
-        self.variant = variant
-        self.kernel = kernel
-        self.gamma = gamma
-        self.lam = lam
-        self.n_iter = n_iter
-        self.batch_size = batch_size
-        self.block_size = block_size
-        self.step = step
-        self.schedule = schedule
-        self.precondition = precondition
-        self.average = average
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.backend = backend
-        self.dtype = dtype
-
-    def _fit_params(self):
-        return {
-            "loss": self.loss or self._loss_default,
-            "variant": self.variant,
-            "kernel": self.kernel,
-            "gamma": self.gamma,
-            "lam": self.lam,
-            "n_iter": self.n_iter,
-            "batch_size": self.batch_size,
-            "block_size": self.block_size,
-            "step": self.step,
-            "schedule": self.schedule,
-            "precondition": self.precondition,
-            "average": self.average,
-            "fit_intercept": self.fit_intercept,
-            "random_state": self.random_state,
-            "backend": self.backend,
-            "dtype": self.dtype,
-        }
-
-    def fit(self, X, y):
-        """Fit on (X, y); X may be a CuPy array (the model then lives on the GPU)."""
-        if y is None:
-            msg = f"{type(self).__name__} requires y to be passed, but the target y is None"
-            raise ValueError(msg)
-        X, y = sklearn_validate(self, X, y, reset=True)
-        self.model_ = fit(X, y, **self._fit_params())
-        self.n_features_in_ = self.model_.n_features_in
-        return self
-
-    def _decision(self, X):
-        from sklearn.utils.validation import check_is_fitted
-
-        check_is_fitted(self, "model_")
-        X = sklearn_validate(self, X, None, reset=False)
-        return decision_function(self.model_, X)
-
-    def predict(self, X):
-        """Predicted labels or values; CuPy in, CuPy out."""
-        from sklearn.utils.validation import check_is_fitted
-
-        check_is_fitted(self, "model_")
-        X = sklearn_validate(self, X, None, reset=False)
-        return predict(self.model_, X)
-
-
-class DSGClassifier(ClassifierMixin, _DSGEstimator):
+class DSGClassifier(FunctionalClassifier):
     """Kernel classifier by doubly stochastic gradients (DSG / UDSG / CDSG).
 
     Parameters are those of :func:`algorithms.dsg.fit` (``loss`` defaults to
@@ -377,18 +259,11 @@ class DSGClassifier(ClassifierMixin, _DSGEstimator):
     True
     """
 
-    def fit(self, X, y):
-        from sklearn.utils.multiclass import check_classification_targets
-
-        if is_numpy_like(y):
-            check_classification_targets(y)
-        super().fit(X, y)
-        self.classes_ = np.asarray(self.model_.classes)
-        return self
-
-    def decision_function(self, X):
-        """Decision values: (n_samples,) for two classes, else (n_samples, n_classes)."""
-        return self._decision(X)
+    # A classifier's losses only: squared-loss predictions are values, not labels.
+    _params = PARAMS.replace(loss={"constraint": options(*CLASSIFICATION_LOSSES)})
+    _fit = staticmethod(fit)
+    _decision_function = staticmethod(decision_function)
+    _predict = staticmethod(predict)
 
     @available_if(lambda self: self.loss == "logistic")
     def predict_proba(self, X):
@@ -402,10 +277,11 @@ class DSGClassifier(ClassifierMixin, _DSGEstimator):
         return e / xp.sum(e, axis=1, keepdims=True)
 
 
-class DSGRegressor(RegressorMixin, _DSGEstimator):
+class DSGRegressor(RegressorMixin, FunctionalEstimator):
     """Kernel ridge-style regression by doubly stochastic gradients (squared loss).
 
-    Parameters are those of :func:`algorithms.dsg.fit`; ``loss`` is "squared".
+    Parameters are those of :func:`algorithms.dsg.fit`; ``loss`` is "squared" (the
+    only regression loss).
 
     Attributes
     ----------
@@ -413,4 +289,6 @@ class DSGRegressor(RegressorMixin, _DSGEstimator):
     n_features_in_ : int
     """
 
-    _loss_default = "squared"
+    _params = PARAMS.replace(loss={"default": "squared", "constraint": options("squared")})
+    _fit = staticmethod(fit)
+    _predict = staticmethod(predict)

@@ -43,11 +43,10 @@ from kbackends.losses import PSI_CODES, dpsi, psi
 
 from ._estimator import FunctionalClassifier
 from ._model import LinearModel
+from ._params import Param, ParamTable, common_tail, either, instance, integer, none, options, real
 from ._validation import (
-    check_choice,
     check_n_features,
     check_nonneg_float,
-    check_positive_int,
     check_X,
     check_y_length,
     encode_classes,
@@ -59,33 +58,34 @@ PENALTIES = ("l2", "l1", "elasticnet")
 METHODS = ("s3gd", "sgd", "svrg")
 DEFAULT_INNER_ITER = {"s3gd": 20, "svrg": 50, "sgd": 20}  # Section 4.3 / 4.2
 
+# The hyper-parameters of fit and S3GDClassifier (and the command line), once.
+PARAMS = ParamTable(
+    Param("loss", "logistic", options(*LOSSES), "smooth loss of the linear model"),
+    Param("penalty", "l2", options(*PENALTIES), "regulariser"),
+    Param("lam", 1e-3, real(0), "regularisation strength"),
+    Param("l1_ratio", 0.5, real(0, 1), "share of l1 in the elastic net"),
+    Param("n_anchors", 100, integer(1), "anchors of the graph (k-means centres)"),
+    Param("k_nearest", 5, integer(1), "anchors per point"),
+    Param("step", 1.0, real(0, low_open=True), "step size"),
+    Param("inner_iter", None, either(integer(1), none()), "inner iterations per snapshot; None: the method's"),
+    Param("batch_size", 10, integer(1), "rows per stochastic step"),
+    Param("max_epochs", 10.0, real(0, low_open=True), "passes over the data"),
+    Param("max_time", None, either(real(0, low_open=True), none()), "seconds of training at most; None: no limit"),
+    Param("class_weight", None, either(none(), options("balanced"), instance(dict, text="a dict {label: weight}")),
+          "per-class weights of the loss"),
+    Param("method", "s3gd", options(*METHODS), "s3gd, or prox-SVRG / prox-SGD on the same loop"),
+    Param("beta", 10.0, real(0, low_open=True), "smoothing of the anchor graph's weights"),
+    Param("kmeans_iter", 5, integer(0), "k-means iterations for the anchors"),
+    Param("kmeans_sample", 2000, either(integer(1), none()), "rows k-means runs on; None: all"),
+    Param("checkpoint", 0.25, real(0, low_open=True), "epochs between callback checkpoints"),
+    *common_tail(),
+)
 
-def fit(
-    X,
-    y,
-    *,
-    loss="logistic",
-    penalty="l2",
-    lam=1e-3,
-    l1_ratio=0.5,
-    n_anchors=100,
-    k_nearest=5,
-    step=1.0,
-    inner_iter=None,
-    batch_size=10,
-    max_epochs=10.0,
-    max_time=None,
-    class_weight=None,
-    method="s3gd",
-    beta=10.0,
-    kmeans_iter=5,
-    kmeans_sample=2000,
-    checkpoint=0.25,
-    random_state=None,
-    backend="auto",
-    dtype=None,
-    callback=None,
-):
+
+@PARAMS.entry
+def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner_iter, batch_size, max_epochs,
+        max_time, class_weight, method, beta, kmeans_iter, kmeans_sample, checkpoint, random_state, backend,
+        dtype, callback):
     """Fit a linear classifier by S3GD (or prox-SVRG / prox-SGD on the same code path).
 
     Parameters
@@ -159,33 +159,10 @@ def fit(
     >>> float((s3gd.predict(model, X) == y).mean()) > 0.95
     True
     """
+    inner_iter = DEFAULT_INNER_ITER[method] if inner_iter is None else inner_iter
     bk = resolve(backend, X, y)
     xp = bk.xp
     X = check_X(X, bk, dtype)
-    check_choice("loss", loss, LOSSES)
-    check_choice("penalty", penalty, PENALTIES)
-    check_choice("method", method, METHODS)
-    lam = check_nonneg_float("lam", lam)
-    l1_ratio = check_nonneg_float("l1_ratio", l1_ratio)
-    if l1_ratio > 1:
-        msg = f"`l1_ratio` must be in [0, 1], got {l1_ratio!r}"
-        raise ValueError(msg)
-    n_anchors = check_positive_int("n_anchors", n_anchors)
-    k_nearest = check_positive_int("k_nearest", k_nearest)
-    step = check_nonneg_float("step", step, positive=True)
-    inner_iter = DEFAULT_INNER_ITER[method] if inner_iter is None else check_positive_int("inner_iter", inner_iter)
-    batch_size = check_positive_int("batch_size", batch_size)
-    max_epochs = check_nonneg_float("max_epochs", max_epochs, positive=True)
-    if max_time is not None:
-        max_time = check_nonneg_float("max_time", max_time, positive=True)
-    beta = check_nonneg_float("beta", beta, positive=True)
-    kmeans_iter = check_positive_int("kmeans_iter", kmeans_iter, minimum=0)
-    if kmeans_sample is not None:
-        kmeans_sample = check_positive_int("kmeans_sample", kmeans_sample)
-    checkpoint = check_nonneg_float("checkpoint", checkpoint, positive=True)
-    if callback is not None and not callable(callback):
-        msg = f"`callback` must be callable or None, got {type(callback).__name__}"
-        raise TypeError(msg)
     classes, y_index = encode_classes(y, bk)
     check_y_length(y_index, X)
     class_weights = _class_weights(class_weight, classes)
@@ -478,39 +455,14 @@ class S3GDClassifier(FunctionalClassifier):
     True
     """
 
+    _params = PARAMS
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
 
-    def __init__(self, *, loss="logistic", penalty="l2", lam=1e-3, l1_ratio=0.5, n_anchors=100, k_nearest=5,
-                 step=1.0, inner_iter=None, batch_size=10, max_epochs=10.0, max_time=None, class_weight=None,
-                 method="s3gd", beta=10.0, kmeans_iter=5, kmeans_sample=2000, checkpoint=0.25,
-                 random_state=None, backend="auto", dtype=None):
-        self.loss = loss
-        self.penalty = penalty
-        self.lam = lam
-        self.l1_ratio = l1_ratio
-        self.n_anchors = n_anchors
-        self.k_nearest = k_nearest
-        self.step = step
-        self.inner_iter = inner_iter
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.max_time = max_time
-        self.class_weight = class_weight
-        self.method = method
-        self.beta = beta
-        self.kmeans_iter = kmeans_iter
-        self.kmeans_sample = kmeans_sample
-        self.checkpoint = checkpoint
-        self.random_state = random_state
-        self.backend = backend
-        self.dtype = dtype
-
     def fit(self, X, y):
         """Fit on (X, y); sets ``coef_`` and ``intercept_`` like scikit-learn's linear models."""
         super().fit(X, y)
-        self.n_features_in_ = self.model_.n_features_in
         self.coef_ = self.model_.coef
         self.intercept_ = self.model_.intercept
         return self

@@ -54,44 +54,46 @@ import time
 import numpy as np
 
 from kbackends import get_kernel, ops, resolve, to_numpy
+from kbackends.ops import RESPONSE_KERNELS
 
 from ._estimator import FunctionalClassifier
 from ._model import KernelExpansionModel
 from ._prediction import kernel_expansion
 from ._threads import single_threaded_blas
+from ._params import (
+    REQUIRED, Param, ParamTable, boolean, common, common_tail, either, integer, none, options, real,
+)
 from ._validation import (
     check_choice,
     check_gamma,
     check_nonneg_float,
-    check_positive_int,
     check_X,
     encode_classes,
     seed_from,
 )
 
-__all__ = ["fit", "decision_function", "predict", "nu_from_svm", "SBPClassifier", "KERNELS"]
+__all__ = ["KERNELS", "SBPClassifier", "decision_function", "fit", "nu_from_svm", "predict"]
 
-KERNELS = ("rbf", "linear")
+KERNELS = RESPONSE_KERNELS  # the response kernels' table (kbackends.ops)
 # Renormalise the stored (unscaled) coefficients when the scale factor falls below
 # this, so they never overflow; rare (each projection shrinks s by 1 / ||w||).
 _RENORMALISE_BELOW = 1e-6
 
+# The hyper-parameters of fit and SBPClassifier (and the command line), once.
+PARAMS = ParamTable(
+    Param("nu", REQUIRED, real(0, low_open=True), "margin-violation budget as a fraction of n (the nu-SVM's nu)",
+          estimator_default=0.01),
+    common("kernel", constraint=options(*KERNELS)),
+    common("gamma"),
+    Param("bias", True, boolean(), "learn a bias (the constant feature)"),
+    Param("n_iter", None, either(integer(1), none()), "iterations; None: n (one pass)"),
+    Param("batch_size", 1, integer(1), "points drawn from under the water per iteration"),
+    *common_tail(),
+)
 
-def fit(
-    X,
-    y,
-    *,
-    nu,
-    kernel="rbf",
-    gamma="median",
-    bias=True,
-    n_iter=None,
-    batch_size=1,
-    random_state=None,
-    backend="auto",
-    dtype=None,
-    callback=None,
-):
+
+@PARAMS.entry
+def fit(X, y, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, backend, dtype, callback):
     """Fit a kernel SVM by the Stochastic Batch Perceptron.
 
     Parameters
@@ -139,21 +141,12 @@ def fit(
     bk = resolve(backend, X, y)
     xp = bk.xp
     X = check_X(X, bk, dtype)
-    check_choice("kernel", kernel, KERNELS)
-    nu = check_nonneg_float("nu", nu, positive=True)
-    batch_size = check_positive_int("batch_size", batch_size)
-    if not isinstance(bias, (bool, np.bool_)):
-        msg = f"`bias` must be True or False, got {bias!r}"
-        raise TypeError(msg)
-    if callback is not None and not callable(callback):
-        msg = f"`callback` must be callable or None, got {type(callback).__name__}"
-        raise TypeError(msg)
     n = X.shape[0]
     classes, y_index = encode_classes(y, bk)
     if y_index.shape[0] != n:
         msg = f"`y` has {y_index.shape[0]} entries but `X` has {n} rows"
         raise ValueError(msg)
-    n_iter = n if n_iter is None else check_positive_int("n_iter", n_iter)
+    n_iter = n if n_iter is None else int(n_iter)
     seed = seed_from(random_state)
     gamma = check_gamma(gamma, X, bk, seed) if kernel == "rbf" else 1.0
 
@@ -448,19 +441,8 @@ class SBPClassifier(FunctionalClassifier):
     True
     """
 
+    _params = PARAMS
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
-
-    def __init__(self, *, nu=0.01, kernel="rbf", gamma="median", bias=True, n_iter=None, batch_size=1,
-                 random_state=None, backend="auto", dtype=None):
-        self.nu = nu
-        self.kernel = kernel
-        self.gamma = gamma
-        self.bias = bias
-        self.n_iter = n_iter
-        self.batch_size = batch_size
-        self.random_state = random_state
-        self.backend = backend
-        self.dtype = dtype
 

@@ -36,50 +36,44 @@ import math
 import numpy as np
 
 from kbackends import resolve
-from kbackends import to_numpy
 from kbackends.losses import HINGE, UNLABELED_LOSSES
-from kbackends.random import KERNELS
 
 from . import _engine
 from ._estimator import FunctionalClassifier
 from ._model import RFFModel
-from ._validation import (
-    check_choice,
-    check_gamma,
-    check_nonneg_float,
-    check_positive_int,
-    check_X,
-    check_y_length,
-    seed_from,
+from ._params import (
+    Constraint, Param, ParamTable, boolean, common, common_tail, either, engine_settings, integer, none,
+    options, real,
 )
+from ._validation import check_gamma, check_labels, check_X, seed_from
 from .dsg import decision_function, predict
 
-__all__ = ["fit", "decision_function", "predict", "TSGS3VMClassifier"]
+__all__ = ["TSGS3VMClassifier", "decision_function", "fit", "predict"]
+
+# The hyper-parameters of fit and TSGS3VMClassifier (and the command line), once.
+PARAMS = ParamTable(
+    Param("C", 1.0, real(0, low_open=True), "weight of the mean labeled hinge loss"),
+    Param("C_star", None, either(real(0), none()), "weight of the unlabeled loss; None: C n_labeled / n_unlabeled"),
+    Param("unlabeled_loss", "shg", options(*UNLABELED_LOSSES), "non-convex loss on unlabeled rows (Table 2)"),
+    common("kernel"),
+    common("gamma"),
+    Param("n_iter", None, either(integer(1), none()), "iterations; None: one pass over the unlabeled data"),
+    Param("batch_size", 256, integer(1), "rows drawn from each of the labeled and unlabeled data"),
+    common("block_size"),
+    common("step"),
+    common("precondition"),
+    Param("balance", True, boolean(), "keep the mean unlabeled prediction at the labeled class balance"),
+    Param("feature_budget", None, either(integer(1), options("sqrt"), none()),
+          "at most this many random features ('sqrt': sqrt(n_unlabeled)); None: no limit"),
+    Param("unlabeled_label", -1, Constraint("a label", lambda v: True), "the label of unlabeled rows in y",
+          estimator=False),
+    *common_tail(),
+)
 
 
-def fit(
-    X,
-    y,
-    X_unlabeled=None,
-    *,
-    C=1.0,
-    C_star=None,
-    unlabeled_loss="shg",
-    kernel="rbf",
-    gamma="median",
-    n_iter=None,
-    batch_size=256,
-    block_size=256,
-    step=1.0,
-    precondition=0.1,
-    balance=True,
-    feature_budget=None,
-    unlabeled_label=-1,
-    random_state=None,
-    backend="auto",
-    dtype=None,
-    callback=None,
-):
+@PARAMS.entry
+def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_iter, batch_size, block_size,
+        step, precondition, balance, feature_budget, unlabeled_label, random_state, backend, dtype, callback):
     """Fit a semi-supervised SVM by triply stochastic gradients.
 
     Parameters
@@ -123,21 +117,15 @@ def fit(
     RFFModel
         ``algorithm="tsgs3vm"``; predict with :func:`predict`.
     """
+    if precondition is None and step / C >= 1.0:
+        # Plain steps start at eta = step and shrink old blocks by 1 - eta / C.
+        msg = (f"`step`={step:g} with `precondition`=None needs `step` < `C` (={C:g}): old blocks would be "
+               "shrunk to zero or flipped; lower `step` or raise `C`")
+        raise ValueError(msg)
     bk = resolve(backend, X, y, X_unlabeled)
     xp = bk.xp
     X = check_X(X, bk, dtype)
-    check_choice("unlabeled_loss", unlabeled_loss, tuple(UNLABELED_LOSSES))
-    check_choice("kernel", kernel, KERNELS)
-    C = check_nonneg_float("C", C, positive=True)
-    batch_size = check_positive_int("batch_size", batch_size)
-    block_size = check_positive_int("block_size", block_size)
-    step = check_nonneg_float("step", step, positive=True)
-    if precondition is not None:
-        precondition = check_nonneg_float("precondition", precondition, positive=True)
-
-    y_host = to_numpy(y) if hasattr(y, "__array_namespace__") else np.asarray(y)
-    if y_host.ndim != 1 or y_host.shape[0] != X.shape[0]:
-        check_y_length(bk.asarray(y_host), X)
+    y_host = check_labels(y, X.shape[0], unlabeled=unlabeled_label if X_unlabeled is None else None)
     if X_unlabeled is None:
         unlabeled = y_host == unlabeled_label
         rows_l, rows_u = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
@@ -159,14 +147,11 @@ def fit(
         raise ValueError(msg)
     n_l, n_u = X_l.shape[0], X_u.shape[0]
     if C_star is None:
-        C_star = C * n_l / n_u if n_u else 0.0
-    C_star = check_nonneg_float("C_star", C_star)
-    n_iter = math.ceil(max(n_u, n_l) / batch_size) if n_iter is None else check_positive_int("n_iter", n_iter)
+        C_star = C * n_l / n_u if n_u else 0.0  # a float, like a validated one
+    n_iter = math.ceil(max(n_u, n_l) / batch_size) if n_iter is None else n_iter
 
     if feature_budget == "sqrt":
         feature_budget = max(1, math.ceil(math.sqrt(max(n_u, 1))))
-    if feature_budget is not None:
-        feature_budget = check_positive_int("feature_budget", feature_budget)
     max_blocks = None if feature_budget is None else math.ceil(feature_budget / block_size)
 
     seed = seed_from(random_state)
@@ -188,21 +173,9 @@ def fit(
     if use_unlabeled:
         sources.append(_engine.Source(X=X_u, y=None, loss=UNLABELED_LOSSES[unlabeled_loss],
                                       weight=C_star / C, batch_size=batch_size))
-    settings = _engine.EngineSettings(
-        n_iter=n_iter,
-        block_size=block_size,
-        kernel=kernel,
-        gamma=gamma,
-        seed=seed,
-        lam=1.0 / C,
-        step=step,
-        schedule="auto",
-        ridge=precondition,
-        n_outputs=targets.shape[1],
-        balance=(1, balance_target) if balance and use_unlabeled else None,
-        max_blocks=max_blocks,
-        callback=callback,
-        sampling_seed=_engine.sampling_seed(seed),
+    settings = engine_settings(
+        locals(), gamma=gamma, seed=seed, n_iter=n_iter, lam=1.0 / C, n_outputs=targets.shape[1],
+        balance=(1, balance_target) if balance and use_unlabeled else None, max_blocks=max_blocks,
     )
     result = _engine.run(sources, bk, settings, X.dtype)
     params = {
@@ -224,29 +197,7 @@ class TSGS3VMClassifier(FunctionalClassifier):
     as in :func:`algorithms.tsgs3vm.fit`.
     """
 
+    _params = PARAMS
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
-
-    def __init__(self, *, C=1.0, C_star=None, unlabeled_loss="shg", kernel="rbf", gamma="median",
-                 n_iter=None, batch_size=256, block_size=256, step=1.0, precondition=0.1, balance=True,
-                 feature_budget=None, random_state=None, backend="auto", dtype=None):
-        self.C = C
-        self.C_star = C_star
-        self.unlabeled_loss = unlabeled_loss
-        self.kernel = kernel
-        self.gamma = gamma
-        self.n_iter = n_iter
-        self.batch_size = batch_size
-        self.block_size = block_size
-        self.step = step
-        self.precondition = precondition
-        self.balance = balance
-        self.feature_budget = feature_budget
-        self.random_state = random_state
-        self.backend = backend
-        self.dtype = dtype
-
-    def fit(self, X, y):
-        """Fit on (X, y) with unlabeled rows marked ``y == -1``; CuPy in, model on the GPU."""
-        return super().fit(X, y)

@@ -1,0 +1,67 @@
+"""TSGSUClassifier: the scikit-learn estimator over SU data (y is the indicator s)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._estimator import FunctionalClassifier
+from .._validation import is_numpy_like
+from ..dsg import decision_function, predict
+from ._fit import PARAMS, fit
+from ._inputs import _rows_by_indicator
+
+
+class TSGSUClassifier(FunctionalClassifier):
+    """SU classification (TSGSU) as a scikit-learn estimator.
+
+    ``fit(X, s)`` with ``s == 1`` for points of similar pairs (marginalised,
+    Eq. (7)) and ``s == 0`` for unlabeled points (any two values: the larger
+    marks the similar points); ``predict`` returns +1 / -1
+    (+1 the class of prior ``prior``; with ``prior=None`` it is estimated and
+    +1 is the larger class). Parameters as in :func:`algorithms.tsgsu.fit`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from algorithms import TSGSUClassifier, tsgsu
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.where(rng.random(4000) < 0.7, 1, -1)
+    >>> X = rng.normal(size=(4000, 2)) + 2.0 * y[:, None]
+    >>> X_s, X_u = tsgsu.make_su_data(X, y, 500, 1000, random_state=0)
+    >>> Xf = np.concatenate([X_s.reshape(-1, 2), X_u]); s = np.r_[np.ones(1000), np.zeros(1000)]
+    >>> clf = TSGSUClassifier(prior=0.7, random_state=0).fit(Xf, s)
+    >>> float((clf.predict(X) == y).mean()) > 0.9
+    True
+    """
+
+    _params = PARAMS
+    _fit = staticmethod(fit)
+    _decision_function = staticmethod(decision_function)
+    _predict = staticmethod(predict)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # s has two values; predictions two classes
+        return tags
+
+    def _fit_args(self, X, s):
+        """The SU convention: ``y`` is the indicator s (1: point of a similar pair, 0:
+        unlabeled point), and the rows split into the two sources."""
+        if is_numpy_like(s):
+            from sklearn.utils.multiclass import type_of_target
+
+            if type_of_target(s) not in ("binary",) and np.unique(s).size > 2:
+                msg = ("Only binary classification is supported: y = s must hold 1 (point of a similar pair) "
+                       f"or 0 (unlabeled point), got {type_of_target(s)} values")
+                raise ValueError(msg)
+        return _rows_by_indicator(X, s)
+
+    def fit(self, X, y):
+        """Fit on rows ``X`` with ``y`` = s: 1 for points of similar pairs, 0 for unlabeled points.
+
+        (The argument is named ``y`` for scikit-learn; it is the SU indicator s,
+        not a class label.)
+        """
+        super().fit(X, y)
+        self.prior_ = self.model_.params["prior"]
+        return self

@@ -1,0 +1,96 @@
+"""SU inputs: pairs or points, the indicator s of the estimator, and fold splits."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kbackends import to_numpy
+
+from .._validation import check_X, is_numpy_like
+
+# --- input handling -----------------------------------------------------------------------
+
+
+def _pointwise(X_similar, name="X_similar"):
+    """(n_pairs, 2, d) -> (2 n_pairs, d) (pair i on rows 2i, 2i+1); 2-D passes through."""
+    if X_similar is None:
+        msg = f"`{name}` is required, got None"
+        raise ValueError(msg)
+    if not hasattr(X_similar, "__array_namespace__") and not isinstance(X_similar, np.ndarray):
+        X_similar = np.asarray(X_similar)
+    ndim = X_similar.ndim
+    if ndim == 3:
+        if X_similar.shape[1] != 2:
+            msg = f"`{name}` as pairs must have shape (n_pairs, 2, n_features), got {tuple(X_similar.shape)}"
+            raise ValueError(msg)
+        xp = X_similar.__array_namespace__() if hasattr(X_similar, "__array_namespace__") else np
+        return xp.reshape(X_similar, (X_similar.shape[0] * 2, X_similar.shape[2]))
+    if ndim != 2:
+        msg = (
+            f"`{name}` must be (n_pairs, 2, n_features) pairs or (2 * n_pairs, n_features) points, "
+            f"got ndim={ndim}"
+        )
+        raise ValueError(msg)
+    return X_similar
+
+
+
+def _split_folds(rng, n_units, n_unlabeled, k, max_units=None, max_unlabeled=None):
+    """k random disjoint folds of the similar units (pairs or points) and of the
+    unlabeled points, optionally of random subsets of at most ``max_*`` of each."""
+    folds_s = np.array_split(rng.permutation(n_units)[:max_units], k)
+    folds_u = np.array_split(rng.permutation(n_unlabeled)[:max_unlabeled], k)
+    return folds_s, folds_u
+
+
+def _fold_rows(folds_s, folds_u, pairs):
+    """Per fold: (fit rows, held-out rows) of the similar points and of the unlabeled
+    points, sorted; a similar unit is a pair (rows 2i, 2i + 1) when ``pairs``."""
+
+    def rows(units, as_pairs):
+        units = np.sort(units)
+        return np.stack([2 * units, 2 * units + 1], axis=1).reshape(-1) if as_pairs else units
+
+    for k in range(len(folds_s)):
+        rest_s = np.concatenate([f for j, f in enumerate(folds_s) if j != k])
+        rest_u = np.concatenate([f for j, f in enumerate(folds_u) if j != k])
+        yield rows(rest_s, pairs), rows(folds_s[k], pairs), rows(rest_u, False), rows(folds_u[k], False)
+
+
+
+def _rows_by_indicator(X, s):
+    """(similar rows, unlabeled rows) of X by the SU indicator s (NumPy or any array):
+    of its two values the larger marks the similar points (1 / 0, True / False, 1 / -1)."""
+    s = to_numpy(s) if not is_numpy_like(s) else np.asarray(s)
+    if s.ndim != 1:
+        msg = f"`y` (s) must be 1-D (1: similar, 0: unlabeled), got shape {s.shape}"
+        raise ValueError(msg)
+    values = np.unique(s)
+    if values.size != 2:
+        what = f"only 1 class ({values.tolist()})" if values.size < 2 else f"{values.size} values"
+        msg = f"`y` (s) has {what}; two values are needed: similar (1) and unlabeled (0) points"
+        raise ValueError(msg)
+    rows_s, rows_u = np.flatnonzero(s == values[1]), np.flatnonzero(s == values[0])
+    if is_numpy_like(X):
+        X = np.asarray(X)
+        return X[rows_s], X[rows_u]
+    xp = X.__array_namespace__()
+    dev = getattr(X, "device", None)
+    return xp.take(X, xp.asarray(rows_s, device=dev), axis=0), xp.take(X, xp.asarray(rows_u, device=dev), axis=0)
+
+
+def check_su_inputs(X_similar, X_unlabeled, bk, dtype):
+    """The similar points (pairs flattened, :func:`_pointwise`) and the unlabeled points
+    as finite 2-D arrays of ``bk`` in one float dtype, with the same number of features.
+
+    Returns
+    -------
+    X_s : array of shape (n_similar_points, n_features)
+    X_u : array of shape (n_unlabeled, n_features)
+    """
+    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar")
+    X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled")
+    if X_u.shape[1] != X_s.shape[1]:
+        msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"
+        raise ValueError(msg)
+    return X_s, X_u
