@@ -39,6 +39,7 @@ import numpy as np
 from kbackends import ops
 from kbackends.random import omega_block
 
+from ._finite import check_finite_fit
 from ._losses import Loss
 
 SCHEDULES = ("auto", "theta_over_t", "constant", "inverse_scaling")
@@ -244,7 +245,10 @@ def _cdsg_step(beta, g_mean, gamma_t, bound, batch_size):
 def run(sources: list[Source], bk, settings: EngineSettings, dtype) -> EngineResult:
     """Run the engine; see the module docstring. Inputs are validated by the caller."""
     with _single_threaded_blas(bk):
-        return _run(sources, bk, settings, dtype)
+        result = _run(sources, bk, settings, dtype)
+    check_finite_fit({"coefficients": result.coef, "intercept": result.intercept}, sources[0].X, bk.xp,
+                     algorithm="the fit", hint="lower `step` (or `gamma`)")
+    return result
 
 
 @contextlib.contextmanager

@@ -37,6 +37,7 @@ from kbackends import resolve
 from kbackends.random import KERNELS
 
 from . import _engine
+from ._finite import check_finite_decision
 from ._losses import SOFTMAX, SUPERVISED_LOSSES
 from ._model import RFFModel
 from ._validation import (
@@ -251,6 +252,7 @@ def predict(model, X, *, backend="auto"):
     xp = bk.xp
     if model.task == "regression":
         return f
+    check_finite_decision(f, xp)
     classes = bk.asarray(np.asarray(model.classes))
     index = xp.astype(f > 0, xp.int64) if model.task == "binary" else xp.argmax(f, axis=1)
     return xp.take(classes, index, axis=0)

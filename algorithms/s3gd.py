@@ -42,6 +42,7 @@ from kbackends import get_kernel, ops, resolve
 from kbackends._xp_utils import to_numpy
 
 from ._estimator import FunctionalClassifier
+from ._finite import check_finite_decision, check_finite_fit
 from ._model import LinearModel
 from ._validation import (
     check_choice,
@@ -263,6 +264,7 @@ def fit(
         coefs.append(w)
     clock.stop()
     W = xp.stack(coefs, axis=0)
+    check_finite_fit({"coefficients": W}, X, xp, algorithm=f"S3GD ({method})", hint="lower `step`")
     params = {
         "loss": loss, "penalty": penalty, "lam": lam, "l1_ratio": l1_ratio, "n_anchors": n_anchors,
         "k_nearest": k_nearest, "step": step, "inner_iter": inner_iter, "batch_size": batch_size,
@@ -426,6 +428,7 @@ def predict(model, X, *, backend="auto"):
     bk = resolve(backend, X)
     xp = bk.xp
     f = decision_function(model, X, backend=bk)
+    check_finite_decision(f, xp)
     classes = bk.asarray(np.asarray(model.classes))
     index = xp.astype(f > 0, xp.int64) if f.ndim == 1 else xp.argmax(f, axis=1)
     return xp.take(classes, index, axis=0)

@@ -57,6 +57,7 @@ from kbackends import get_kernel, ops, resolve
 from kbackends._xp_utils import to_numpy
 
 from ._estimator import FunctionalClassifier
+from ._finite import check_finite_decision, check_finite_fit
 from ._model import KernelExpansionModel
 from ._validation import (
     check_choice,
@@ -187,6 +188,9 @@ def fit(
         "levels": levels.tolist(), "biases": biases.tolist(), "n_iter_done": result["n_iter_done"],
         "n_support": int(support.size), "n_outputs": n_out,
     }
+    check_finite_fit({"coefficients": coef, "intercept": intercept}, X, xp, algorithm="SBP",
+                     hint=("the squared distances of `X` overflow float32: pass `dtype='float64'`"
+                           if X.dtype == xp.float32 else "lower `gamma`"))
     X_dtype = "float32" if X.dtype == xp.float32 else "float64"
     return KernelExpansionModel(
         algorithm="sbp",
@@ -390,6 +394,7 @@ def predict(model, X, *, backend="auto"):
     bk = resolve(backend, X)
     f = decision_function(model, X, backend=bk)
     xp = bk.xp
+    check_finite_decision(f, xp)
     classes = bk.asarray(np.asarray(model.classes))
     index = xp.astype(f > 0, xp.int64) if model.task == "binary" else xp.argmax(f, axis=1)
     return xp.take(classes, index, axis=0)
