@@ -125,7 +125,7 @@ def fit(
     """
     bk = resolve(backend, X, y, X_unlabeled)
     xp = bk.xp
-    X = check_X(X, bk, dtype)
+    X = _engine.as_compute_dtype(check_X(X, bk, dtype), bk, dtype)
     check_choice("unlabeled_loss", unlabeled_loss, tuple(UNLABELED_LOSSES))
     check_choice("kernel", kernel, KERNELS)
     C = check_nonneg_float("C", C, positive=True)

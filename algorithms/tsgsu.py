@@ -424,7 +424,7 @@ def fit(
     """
     bk = resolve(backend, X_similar, X_unlabeled)
     xp = bk.xp
-    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar")
+    X_s = _engine.as_compute_dtype(check_X(_pointwise(X_similar), bk, dtype, name="X_similar"), bk, dtype)
     X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled")
     if X_u.shape[1] != X_s.shape[1]:
         msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"
@@ -636,7 +636,7 @@ def select_params(X_similar, X_unlabeled, *, prior=None, lams=SELECT_LAMS, gamma
     bk = resolve(backend, X_similar, X_unlabeled)
     xp = bk.xp
     pairs = (X_similar.ndim if hasattr(X_similar, "ndim") else np.ndim(X_similar)) == 3
-    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar")
+    X_s = _engine.as_compute_dtype(check_X(_pointwise(X_similar), bk, dtype, name="X_similar"), bk, dtype)
     X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled")
     if X_u.shape[1] != X_s.shape[1]:
         msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"

@@ -103,3 +103,26 @@ def test_predict_refuses_non_finite_decision_values(circles):
     broken = dataclasses.replace(kernel, coef=kernel.coef * np.nan)
     with pytest.raises(ValueError, match=r"NaN or inf"):
         sbp.predict(broken, X[:5])
+
+
+def test_engine_computes_in_float32_by_default(circles):
+    """float64 input is computed as the float32 path (same model as a float32 cast),
+    `dtype="float64"` keeps full float64, and predict computes in the model's dtype."""
+    X, y = circles
+    args = {"gamma": 1.0, "n_iter": 5, "batch_size": 128, "block_size": 32, "random_state": 0}
+    default = dsg.fit(X, y, **args)
+    cast = dsg.fit(X.astype(np.float32), y, **args)
+    full = dsg.fit(X, y, dtype="float64", **args)
+    assert default.dtype == "float32" and full.dtype == "float64"
+    np.testing.assert_array_equal(default.coef, cast.coef)
+    f32 = dsg.decision_function(default, X)
+    f64 = dsg.decision_function(full, X.astype(np.float32))
+    assert f32.dtype == np.float32 and f64.dtype == np.float64
+    np.testing.assert_allclose(f32, f64, rtol=0, atol=1e-4)
+
+
+def test_engine_keeps_float64_outside_float32_range(circles):
+    X, y = circles
+    args = {"gamma": 1e-70, "n_iter": 2, "batch_size": 128, "block_size": 16, "random_state": 0}
+    assert dsg.fit(X * 1e35, y, **args).dtype == "float64"
+    assert dsg.fit(X, y, **{**args, "gamma": 1.0}).dtype == "float32"
