@@ -34,9 +34,9 @@ E0, E1, E2, E3, E4, E5, E6, E7, E8, E9, E10, E11 = ((-1) ** k / math.factorial(2
 # Cody-Waite: pi = P1 + P2 + P3, P1 and P2 with few significant bits (12 for
 # float32, 32 for float64) so that k * P1 and k * P2 are exact for |k| < 2^12
 # (2^21) without relying on fused multiply-adds. The reduced argument is then
-# accurate to a few ulps of pi/2 for |t| <= REDUCE_LIMIT; rows with a larger
-# argument take the C library's cos / sin (full range reduction, correct for
-# every finite input) instead of the polynomial.
+# accurate to a few ulps of pi/2 for |t| <= REDUCE_LIMIT; a larger argument is
+# first brought into [-pi, pi] by `_reduce_row` (the C library's full range
+# reduction, correct for every finite input).
 INV_PI32 = np.float32(1.0 / math.pi)
 PI1_32 = np.float32(3.1416015625)  # 12 bits
 PI2_32 = np.float32(-8.907169103622437e-06)  # 12 bits
