@@ -140,6 +140,17 @@ def _reduce_limit_impl(t):
 
 
 @njit(fastmath=_FASTMATH, inline="always")
+def _may_leave_domain(X, i, w_max, p_max, z):
+    """Whether row i's arguments can exceed the reduction's domain:
+    |z_j| <= sum_k |X[i, k]| max|omega| + max|phase|, O(d) instead of O(m).
+    (NaN rows answer False: NaN passes through the polynomial as NaN.)"""
+    s = abs(X[i, 0]) * 0
+    for k in range(X.shape[1]):
+        s += abs(X[i, k])
+    return s * w_max + p_max > reduce_limit(z[0])
+
+
+@njit(fastmath=_FASTMATH, inline="always")
 def _reduce_row(z):
     """Bring every argument of the row into the polynomial's domain, in place.
 
@@ -227,13 +238,16 @@ def _project_row(X, Wt, phase, i, with_phase, z, nonzero):
 def _features_kernel(X, Wt, phase, cossin, out):
     n = X.shape[0]
     m = Wt.shape[1]
+    w_max = np.max(np.abs(Wt))
+    p_max = np.max(np.abs(phase)) if phase.shape[0] else 0.0
     n_tiles = (n + _ROW_TILE - 1) // _ROW_TILE
     for tile in prange(n_tiles):
         z = np.empty(m, dtype=out.dtype)
         nonzero = np.empty(X.shape[1], dtype=np.int64)
         for i in range(tile * _ROW_TILE, min(n, (tile + 1) * _ROW_TILE)):
             _project_row(X, Wt, phase, i, not cossin, z, nonzero)
-            _reduce_row(z)
+            if _may_leave_domain(X, i, w_max, p_max, z):
+                _reduce_row(z)
             for j in range(m):
                 out[i, j] = fast_cos(z[j])
             if cossin:
@@ -246,13 +260,16 @@ def _predict_kernel(X, Wt, phase, coef, cossin, out):
     n = X.shape[0]
     m = Wt.shape[1]
     n_out = coef.shape[1]
+    w_max = np.max(np.abs(Wt))
+    p_max = np.max(np.abs(phase)) if phase.shape[0] else 0.0
     n_tiles = (n + _ROW_TILE - 1) // _ROW_TILE
     for tile in prange(n_tiles):
         z = np.empty(m, dtype=out.dtype)
         nonzero = np.empty(X.shape[1], dtype=np.int64)
         for i in range(tile * _ROW_TILE, min(n, (tile + 1) * _ROW_TILE)):
             _project_row(X, Wt, phase, i, not cossin, z, nonzero)
-            _reduce_row(z)
+            if _may_leave_domain(X, i, w_max, p_max, z):
+                _reduce_row(z)
             if n_out == 1:
                 out[i, 0] = 0
                 acc = out[i, 0]
@@ -283,6 +300,8 @@ def _weighted_sum_kernel(X, Wt, phase, G, cossin, partial):
     m = Wt.shape[1]
     n_g = G.shape[0]
     n_tasks = partial.shape[0]
+    w_max = np.max(np.abs(Wt))
+    p_max = np.max(np.abs(phase)) if phase.shape[0] else 0.0
     rows_per_task = (n + n_tasks - 1) // n_tasks
     for t in prange(n_tasks):
         z = np.empty(m, dtype=X.dtype)
@@ -290,7 +309,8 @@ def _weighted_sum_kernel(X, Wt, phase, G, cossin, partial):
         acc = partial[t]
         for i in range(t * rows_per_task, min(n, (t + 1) * rows_per_task)):
             _project_row(X, Wt, phase, i, not cossin, z, nonzero)
-            _reduce_row(z)
+            if _may_leave_domain(X, i, w_max, p_max, z):
+                _reduce_row(z)
             for j in range(m):
                 f = fast_cos(z[j])
                 for c in range(n_g):
