@@ -39,6 +39,7 @@ from kbackends import ops
 from kbackends.losses import Loss
 from kbackends.random import omega_block
 
+from ._finite import check_finite_fit
 from ._threads import single_threaded_blas
 
 SCHEDULES = ("auto", "theta_over_t", "constant", "inverse_scaling")
@@ -250,10 +251,38 @@ def _cdsg_step(beta, g_mean, gamma_t, bound, batch_size):
     return k, float(steps[k])
 
 
+_FLOAT32_RANGE = (1e-30, 1e30)  # |X| (non-zero) well inside float32's normal range
+
+
+def as_compute_dtype(X, bk, dtype):
+    """``X`` (validated, float32 or float64) in the dtype the engine computes in:
+    ``dtype`` if given (``X`` already is), else float32 whatever the input's dtype
+    (float64 from load_svmlight_file, pandas or NumPy too), unless its non-zero
+    magnitudes leave [1e-30, 1e30], where float32 would overflow or flush them.
+
+    The random features in float32 lose nothing measurable (feature error ~2e-7
+    against a Monte-Carlo error of 1/sqrt(M)) and run 2-2.5x faster than in
+    float64 (twice the SIMD lanes); ``dtype="float64"`` is for users who need
+    full float64. docs/architecture.md, "dtype policy".
+    """
+    xp = bk.xp
+    if dtype is not None or X.dtype == xp.float32:
+        return X
+    a = xp.abs(X)
+    largest = float(xp.max(a))
+    smallest = float(xp.min(xp.where(a > 0, a, xp.full_like(a, _FLOAT32_RANGE[1]))))
+    if largest > _FLOAT32_RANGE[1] or smallest < _FLOAT32_RANGE[0]:
+        return X
+    return xp.astype(X, xp.float32)
+
+
 def run(sources: list[Source], bk, settings: EngineSettings, dtype) -> EngineResult:
     """Run the engine; see the module docstring. Inputs are validated by the caller."""
     with single_threaded_blas(bk):
-        return _run(sources, bk, settings, dtype)
+        result = _run(sources, bk, settings, dtype)
+    check_finite_fit({"coefficients": result.coef, "intercept": result.intercept}, sources[0].X, bk.xp,
+                     algorithm="the fit", hint="lower `step` (or `gamma`)")
+    return result
 
 
 def _run(sources, bk, settings, dtype):

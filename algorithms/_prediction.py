@@ -11,6 +11,7 @@ import numpy as np
 
 from kbackends import resolve
 
+from ._finite import check_finite_decision
 from ._validation import check_n_features, check_X
 
 
@@ -49,6 +50,7 @@ class Predictor:
         xp = bk.xp
         if self.task == "regression":
             return f
+        check_finite_decision(f, xp)  # never a default class for a NaN decision value
         classes = bk.asarray(np.asarray(self.classes))
         index = xp.astype(f > 0, xp.int64) if self.task == "binary" else xp.argmax(f, axis=1)
         return xp.take(classes, index, axis=0)

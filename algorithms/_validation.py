@@ -187,20 +187,39 @@ def seed_from(random_state) -> int:
 
 def median_gamma(X, bk, seed: int, n_sample: int = 1000) -> float:
     """Median trick: ``1 / median ||x - x'||^2`` over pairs of a random sample, so the
-    kernel is ``exp(-1)`` at the median squared distance."""
+    kernel is ``exp(-1)`` at the median squared distance.
+
+    The sample is centred and scaled to max |x| = 1 first, so the Gram-matrix
+    distances neither overflow nor lose small distances to cancellation, and
+    "identical rows" is judged relative to the data's scale (any X whose rows
+    differ gets its own width, at 1e-7 as at 1e7).
+    """
     xp = bk.xp
     n = X.shape[0]
     rng = np.random.default_rng(seed)
     rows = bk.asarray(rng.choice(n, size=min(n, n_sample), replace=False))
     S = xp.astype(xp.take(X, rows, axis=0), xp.float64)
-    sq = xp.sum(S * S, axis=1)
-    D = sq[:, None] + sq[None, :] - 2.0 * (S @ S.T)
-    D = to_numpy(D)
-    upper = D[np.triu_indices(D.shape[0], 1)]
-    upper = upper[upper > 1e-12]
-    if upper.size == 0:
+    S = S - xp.mean(S, axis=0)
+    scale = float(xp.max(xp.abs(S)))
+    if scale == 0.0:
         return 1.0  # all sampled rows identical: any width fits; keep the neutral one
-    return float(1.0 / np.median(upper))
+    S = S / scale
+    sq = xp.sum(S * S, axis=1)
+    D = to_numpy(sq[:, None] + sq[None, :] - 2.0 * (S @ S.T))
+    sq = to_numpy(sq)
+    i, j = np.triu_indices(D.shape[0], 1)
+    upper = D[i, j]
+    # Below ~1e-12 of the rows' own squared norms a distance is cancellation noise.
+    upper = upper[upper > 1e-12 * (sq[i] + sq[j])]
+    if upper.size == 0:
+        return 1.0
+    gamma = 1.0 / float(np.median(upper)) / scale / scale
+    if not (np.isfinite(gamma) and gamma > 0):
+        msg = (f"`gamma='median'` cannot be represented: the rows of `X` differ by ~{scale:.3g}, so "
+               "1 / (median squared distance) is outside float64's range; standardise `X` "
+               "(e.g. sklearn.preprocessing.StandardScaler) or pass a positive float `gamma`")
+        raise ValueError(msg)
+    return gamma
 
 
 def check_gamma(gamma, X, bk, seed):

@@ -141,8 +141,9 @@ def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_si
         same model on every backend.
     backend : {"auto", "cpu", "cuda"} or Backend, default "auto"
     dtype : {"float32", "float64"} or None
-        Compute dtype; default keeps float32/float64 X, else float64 on cpu and
-        float32 on cuda.
+        Compute dtype; default float32 whatever X's dtype (as fast as float32
+        input, same accuracy: :func:`algorithms._engine.as_compute_dtype`);
+        "float64" for full float64. Predictions compute in the model's dtype.
     callback : callable or None
         Called after every iteration with a dict (iteration, n_blocks, step,
         block, batch_loss); returning True stops the fit.
@@ -152,7 +153,7 @@ def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_si
     RFFModel
     """
     bk = resolve(backend, X, y)
-    X = check_X(X, bk, dtype)
+    X = _engine.as_compute_dtype(check_X(X, bk, dtype), bk, dtype)
     seed = seed_from(random_state)
     gamma = check_gamma(gamma, X, bk, seed)
     y_matrix, task, classes, source_loss = _targets(y, X, bk, loss)
@@ -224,7 +225,7 @@ def objective(model, X, y, *, backend="auto"):
     finite expansion the model is.
     """
     bk = resolve(backend, X, y)
-    X = check_X(X, bk, None)
+    X = check_X(X, bk, model.dtype)
     xp = bk.xp
     loss = model.params["loss"]
     y_matrix, _, _, src_loss = _targets(y, X, bk, loss)

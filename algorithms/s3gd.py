@@ -42,6 +42,7 @@ from kbackends import get_kernel, ops, resolve, to_numpy
 from kbackends.losses import PSI_CODES, dpsi, psi
 
 from ._estimator import FunctionalClassifier
+from ._finite import check_finite_decision, check_finite_fit
 from ._model import LinearModel
 from ._params import Param, ParamTable, common_tail, either, instance, integer, none, options, real
 from ._validation import (
@@ -240,6 +241,7 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
         coefs.append(w)
     clock.stop()
     W = xp.stack(coefs, axis=0)
+    check_finite_fit({"coefficients": W}, X, xp, algorithm=f"S3GD ({method})", hint="lower `step`")
     params = {
         "loss": loss, "penalty": penalty, "lam": lam, "l1_ratio": l1_ratio, "n_anchors": n_anchors,
         "k_nearest": k_nearest, "step": step, "inner_iter": inner_iter, "batch_size": batch_size,

@@ -57,6 +57,7 @@ from kbackends import get_kernel, ops, resolve, to_numpy
 from kbackends.ops import RESPONSE_KERNELS
 
 from ._estimator import FunctionalClassifier
+from ._finite import check_finite_decision, check_finite_fit
 from ._model import KernelExpansionModel
 from ._prediction import kernel_expansion
 from ._threads import single_threaded_blas
@@ -178,6 +179,9 @@ def fit(X, y, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, back
         "levels": levels.tolist(), "biases": biases.tolist(), "n_iter_done": result["n_iter_done"],
         "n_support": int(support.size), "n_outputs": n_out,
     }
+    check_finite_fit({"coefficients": coef, "intercept": intercept}, X, xp, algorithm="SBP",
+                     hint=("the squared distances of `X` overflow float32: pass `dtype='float64'`"
+                           if X.dtype == xp.float32 else "lower `gamma`"))
     X_dtype = "float32" if X.dtype == xp.float32 else "float64"
     return KernelExpansionModel(
         algorithm="sbp",

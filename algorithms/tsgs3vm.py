@@ -124,7 +124,7 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
         raise ValueError(msg)
     bk = resolve(backend, X, y, X_unlabeled)
     xp = bk.xp
-    X = check_X(X, bk, dtype)
+    X = _engine.as_compute_dtype(check_X(X, bk, dtype), bk, dtype)
     y_host = check_labels(y, X.shape[0], unlabeled=unlabeled_label if X_unlabeled is None else None)
     if X_unlabeled is None:
         unlabeled = y_host == unlabeled_label

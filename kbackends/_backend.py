@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import array_api_compat
+import array_api_compat.numpy  # the namespace of lists and other non-array inputs: a submodule, not imported by the package
 import numpy as np
 
 from ._errors import BackendUnavailableError

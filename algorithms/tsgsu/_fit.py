@@ -137,7 +137,7 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
     """
     bk = resolve(backend, X_similar, X_unlabeled)
     xp = bk.xp
-    X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype)
+    X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype, engine=True)
     max_blocks = None if feature_budget is None else math.ceil(feature_budget / block_size)
     seed = seed_from(random_state)
     if prior is None:

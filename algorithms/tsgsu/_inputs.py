@@ -79,9 +79,10 @@ def _rows_by_indicator(X, s):
     return xp.take(X, xp.asarray(rows_s, device=dev), axis=0), xp.take(X, xp.asarray(rows_u, device=dev), axis=0)
 
 
-def check_su_inputs(X_similar, X_unlabeled, bk, dtype):
+def check_su_inputs(X_similar, X_unlabeled, bk, dtype, *, engine=False):
     """The similar points (pairs flattened, :func:`_pointwise`) and the unlabeled points
-    as finite 2-D arrays of ``bk`` in one float dtype, with the same number of features.
+    as finite 2-D arrays of ``bk`` in one float dtype, with the same number of features
+    (``engine``: the engine's compute dtype, :func:`algorithms._engine.as_compute_dtype`).
 
     Returns
     -------
@@ -89,6 +90,10 @@ def check_su_inputs(X_similar, X_unlabeled, bk, dtype):
     X_u : array of shape (n_unlabeled, n_features)
     """
     X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar")
+    if engine:
+        from .._engine import as_compute_dtype
+
+        X_s = as_compute_dtype(X_s, bk, dtype)
     X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled")
     if X_u.shape[1] != X_s.shape[1]:
         msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"

@@ -137,7 +137,7 @@ def select_params(X_similar, X_unlabeled, *, prior=None, lams=SELECT_LAMS, gamma
     bk = resolve(backend, X_similar, X_unlabeled)
     xp = bk.xp
     pairs = (X_similar.ndim if hasattr(X_similar, "ndim") else np.ndim(X_similar)) == 3
-    X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype)
+    X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype, engine=True)
     # Folds over whole pairs (rows 2i, 2i + 1) when the input was pairs.
     n_units = X_s.shape[0] // 2 if pairs else X_s.shape[0]
     if min(n_units, X_u.shape[0]) < cv:

@@ -116,7 +116,7 @@ def test_fit_matches_across_backends(cancer, backend):
     """The whole fit, not just a kernel: same seed -> same features and batches
     on every backend, so the models agree to rounding."""
     X, Xt, y, yt = cancer
-    small = {"n_iter": 4, "batch_size": 32, "block_size": 8, "random_state": 3, "gamma": 0.05}
+    small = {"n_iter": 4, "batch_size": 32, "block_size": 8, "random_state": 3, "gamma": 0.05, "dtype": "float64"}
     ref = dsg.fit(X, y, **small)
     model = dsg.fit(backend.asarray(X), backend.asarray(y), backend=backend, **small)
     assert model.backend == backend.name

@@ -50,7 +50,7 @@ def test_default_c_star_and_one_pass(semi):
 
 def test_matches_across_backends(semi, backend):
     X, y, y_semi = semi
-    small = {"n_iter": 3, "batch_size": 16, "block_size": 8, "random_state": 2, "gamma": 0.05}
+    small = {"n_iter": 3, "batch_size": 16, "block_size": 8, "random_state": 2, "gamma": 0.05, "dtype": "float64"}
     ref = tsgs3vm.fit(X, y_semi, **small)
     got = tsgs3vm.fit(backend.asarray(X), backend.asarray(y_semi), backend=backend, **small)
     np.testing.assert_allclose(np.asarray(backend.to_numpy(got.coef)), ref.coef, rtol=1e-6, atol=1e-8)

@@ -216,7 +216,7 @@ def test_fit_errors(magic):
 def test_matches_across_backends(magic, backend):
     X_s, X_u, Xt, _, prior = magic
     X_s, X_u = X_s[:40], X_u[:60]
-    small = {"prior": prior, "n_iter": 3, "batch_size": 16, "block_size": 8, "random_state": 2, "gamma": 0.1}
+    small = {"prior": prior, "n_iter": 3, "batch_size": 16, "block_size": 8, "random_state": 2, "gamma": 0.1, "dtype": "float64"}
     ref = tsgsu.fit(X_s, X_u, **small)
     got = tsgsu.fit(backend.asarray(X_s), backend.asarray(X_u), backend=backend, **small)
     np.testing.assert_allclose(np.asarray(backend.to_numpy(got.coef)), ref.coef, rtol=1e-6, atol=1e-8)

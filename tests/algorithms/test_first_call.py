@@ -1,0 +1,39 @@
+"""The first ``fit`` of a fresh process accepts what users have: a list, a DataFrame.
+
+A subprocess, because the bug (``array_api_compat.numpy`` used before anything
+imported that submodule) only shows before any NumPy array reached the dispatcher.
+"""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+_FIT = """
+from algorithms import dsg
+model = dsg.fit(X, [0, 1, 0, 1, 0, 1], n_iter=2, batch_size=6, block_size=8, random_state=0)
+print([int(v) for v in dsg.predict(model, X)])
+"""
+
+
+def _run_fresh(setup):
+    done = subprocess.run([sys.executable, "-c", setup + _FIT], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    labels = eval(done.stdout.strip().splitlines()[-1])  # noqa: S307 (our own print of a list of ints)
+    assert len(labels) == 6
+    assert set(labels) <= {0, 1}
+
+
+def test_first_fit_on_a_list():
+    _run_fresh("X = [[0.0, 1.0], [1.0, 0.0], [0.0, 0.5], [1.0, 0.2], [0.1, 0.9], [0.9, 0.1]]\n")
+
+
+def test_first_fit_on_a_dataframe():
+    pytest.importorskip("pandas")
+    _run_fresh(
+        "import pandas as pd\n"
+        "X = pd.DataFrame({'a': [0.0, 1.0, 0.0, 1.0, 0.1, 0.9], 'b': [1.0, 0.0, 0.5, 0.2, 0.9, 0.1]})\n"
+    )
