@@ -42,7 +42,7 @@ from kbackends import get_kernel, ops, resolve, to_numpy
 from kbackends.losses import PSI_CODES, dpsi, psi
 
 from ._estimator import FunctionalClassifier
-from ._finite import check_finite_decision, check_finite_fit
+from ._finite import check_finite_fit
 from ._model import LinearModel
 from ._params import Param, ParamTable, common_tail, either, instance, integer, none, options, real
 from ._validation import (

@@ -57,7 +57,7 @@ from kbackends import get_kernel, ops, resolve, to_numpy
 from kbackends.ops import RESPONSE_KERNELS
 
 from ._estimator import FunctionalClassifier
-from ._finite import check_finite_decision, check_finite_fit
+from ._finite import check_finite_fit
 from ._model import KernelExpansionModel
 from ._prediction import kernel_expansion
 from ._threads import single_threaded_blas
