@@ -122,7 +122,7 @@ def run_tests(out, pytest_args, data):
     if data:
         env["KBACKENDS_DATA"] = str(data)
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1])
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, cwd=Path(__file__).resolve().parents[1])
     seconds = time.perf_counter() - start
     log = proc.stdout + proc.stderr
     (out / "tests.log").write_text(log)
@@ -224,7 +224,7 @@ def run_ops(bk, cpu, roof, sizes, skip):
             try:
                 seconds = _median_seconds(backend, make(backend), sizes["repeat"] if label == "device" else 1)
                 row[f"{label}_s"] = seconds
-            except Exception as exc:  # the report goes on; the error is its finding
+            except Exception as exc:  # noqa: BLE001 - the report goes on; the error is its finding
                 row[f"{label}_error"] = f"{type(exc).__name__}: {exc}"
         if "device_s" in row:
             row["gflops"] = flops / row["device_s"] / 1e9
@@ -262,7 +262,7 @@ def _fits(sizes, data):
 
     def dsg_ijcnn1():
         X, y, Xt, yt = labelled("ijcnn1")
-        kw = dict(gamma=1.0, precondition=0.1, n_iter=sizes["dsg_iter"], random_state=0, **engine)
+        kw = {"gamma": 1.0, "precondition": 0.1, "n_iter": sizes["dsg_iter"], "random_state": 0, **engine}
         return lambda bk: dsg.fit(X, y, backend=bk, **kw), dsg.predict, Xt, yt
 
     def tsgs3vm_skin():
@@ -270,7 +270,7 @@ def _fits(sizes, data):
 
         X_l, y_l, X_u, X_t, y_t = split("skin", 0, data, sizes["tsgs3vm_unlabeled"])
         X_t, y_t = _subsample(small_rng, rows, X_t, y_t)
-        kw = dict(random_state=0, **engine)
+        kw = {"random_state": 0, **engine}
         if rows is not None:
             kw["n_iter"] = sizes["dsg_iter"]
         args = (X_l.astype(np.float32), y_l, X_u.astype(np.float32))
@@ -278,12 +278,13 @@ def _fits(sizes, data):
 
     def sbp_a9a():
         X, y, Xt, yt = labelled("a9a")
-        kw = dict(nu=0.011, gamma=0.05, bias=True, n_iter=sizes["sbp_iter"], random_state=0)
+        kw = {"nu": 0.011, "gamma": 0.05, "bias": True, "n_iter": sizes["sbp_iter"], "random_state": 0}
         return lambda bk: sbp.fit(X, y, backend=bk, **kw), sbp.predict, Xt, yt
 
     def s3gd_a9a():
         X, y, Xt, yt = labelled("a9a")
-        kw = dict(method="s3gd", step=1.0, lam=1e-3, max_epochs=sizes["s3gd_epochs"], random_state=0, checkpoint=1e9)
+        kw = {"method": "s3gd", "step": 1.0, "lam": 1e-3, "max_epochs": sizes["s3gd_epochs"], "random_state": 0,
+              "checkpoint": 1e9}
         if rows is not None:
             kw.update(n_anchors=5, kmeans_sample=200, kmeans_iter=1, inner_iter=4)
         return lambda bk: s3gd.fit(X, y, backend=bk, **kw), s3gd.predict, Xt, yt
@@ -294,7 +295,7 @@ def _fits(sizes, data):
         X = rng.standard_normal((n + n // 10, 20), dtype=np.float32)
         y = np.where((X[:, :3] ** 2).sum(1) + 0.3 * rng.standard_normal(X.shape[0]) > 2.4, 1, -1)
         n_iter = max(1, math.ceil(n / engine["batch_size"]))  # one pass
-        kw = dict(gamma=0.1, precondition=0.1, n_iter=n_iter, random_state=0, **engine)
+        kw = {"gamma": 0.1, "precondition": 0.1, "n_iter": n_iter, "random_state": 0, **engine}
         return lambda bk: dsg.fit(X[:n], y[:n], backend=bk, **kw), dsg.predict, X[n:], y[n:]
 
     return [
@@ -326,7 +327,7 @@ def run_fits(bk, cpu, sizes, data, skip):
         row = {"fit": key, "title": title}
         try:
             fit, predict, Xt, yt = prepare()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a missing data folder is reported, not fatal
             row["error"] = f"data: {type(exc).__name__}: {exc}"
             rows.append(row)
             continue
@@ -335,7 +336,7 @@ def run_fits(bk, cpu, sizes, data, skip):
                 continue
             try:
                 row[f"{label}_s"], row[f"{label}_acc"] = _timed_fit(backend, fit, predict, Xt, yt)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the report goes on; the error is its finding
                 row[f"{label}_error"] = f"{type(exc).__name__}: {exc}"
                 row[f"{label}_trace"] = traceback.format_exc(limit=4)
         if "device_s" in row and "cpu_s" in row:
@@ -351,11 +352,19 @@ def _fmt(value, spec):
     return "-" if value is None else format(value, spec)
 
 
+def _ms(row, key):
+    return _fmt(row[key] * 1e3 if key in row else None, ".3f")
+
+
+def _pct(row, key):
+    return _fmt(100 * row[key] if key in row else None, ".2f")
+
+
 def markdown(report):
     dev, lines = report["device"], []
     lines += ["# GPU report", "",
-              f"{report['started']} UTC, {report['seconds']:.1f} s in all; backend `{report['backend']}`, "
-              f"sizes `{report['sizes']}`; host {report['host']}.", "",
+              (f"{report['started']} UTC, {report['seconds']:.1f} s in all; backend `{report['backend']}`, "
+               f"sizes `{report['sizes']}`; host {report['host']}."), "",
               "## Device", ""]
     lines.append(f"{dev['name']}: {dev['sms']} SMs x {dev['fp32_lanes']} FP32 lanes at {dev['clock_hz'] / 1e9:.3f} GHz "
                  f"-> **{dev['peak_flops'] / 1e12:.1f} TFLOP/s** FP32 FMA; memory {dev['mem_clock_hz'] / 1e9:.3f} GHz x "
@@ -369,24 +378,22 @@ def markdown(report):
         lines.append(f"`{tests['command']}`: **{tests['summary']}** (exit {tests['returncode']}, "
                      f"{tests['seconds']:.1f} s; output in tests.log).")
     lines += ["", "## Ops against the roofline", "",
-              "float32; model = max(flops / FP32 peak, bytes / bandwidth); % roofline = model / measured "
-              "(median of warm calls); cpu = the cpu engine on the same arrays, same run.", "",
+              ("float32; model = max(flops / FP32 peak, bytes / bandwidth); % roofline = model / measured "
+               "(median of warm calls); cpu = the cpu engine on the same arrays, same run."), "",
               "| op | shape | GFLOP | MB | model ms | device ms | GFLOP/s | GB/s | % roofline | cpu ms | vs cpu |",
               "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["ops"]:
-        ms = lambda key: _fmt(r[key] * 1e3 if key in r else None, ".3f")  # noqa: E731
-        lines.append(f"| {r['op']} | {r['shape']} | {r['flops'] / 1e9:.3g} | {r['bytes'] / 1e6:.3g} | {ms('model_s')} | "
-                     f"{ms('device_s')} | {_fmt(r.get('gflops'), '.1f')} | {_fmt(r.get('gbytes'), '.1f')} | "
-                     f"{_fmt(r.get('roofline_pct'), '.1f')} | {ms('cpu_s')} | {_fmt(r.get('speedup_vs_cpu'), '.1f')}x |")
+        lines.append(f"| {r['op']} | {r['shape']} | {r['flops'] / 1e9:.3g} | {r['bytes'] / 1e6:.3g} | {_ms(r, 'model_s')} | "
+                     f"{_ms(r, 'device_s')} | {_fmt(r.get('gflops'), '.1f')} | {_fmt(r.get('gbytes'), '.1f')} | "
+                     f"{_fmt(r.get('roofline_pct'), '.1f')} | {_ms(r, 'cpu_s')} | {_fmt(r.get('speedup_vs_cpu'), '.1f')}x |")
         for key in ("device_error", "cpu_error"):
             if key in r:
                 lines.append(f"| {r['op']} | {key}: {r[key][:200]} |||||||||||")
     lines += ["", "## Whole fits against the cpu engine", "",
               "| fit | device s | device acc % | cpu s | cpu acc % | speed-up |", "|---|---|---|---|---|---|"]
     for r in report["fits"]:
-        pct = lambda key: _fmt(100 * r[key] if key in r else None, ".2f")  # noqa: E731
-        lines.append(f"| {r['title']} | {_fmt(r.get('device_s'), '.3f')} | {pct('device_acc')} | "
-                     f"{_fmt(r.get('cpu_s'), '.3f')} | {pct('cpu_acc')} | {_fmt(r.get('speedup_vs_cpu'), '.1f')}x |")
+        lines.append(f"| {r['title']} | {_fmt(r.get('device_s'), '.3f')} | {_pct(r, 'device_acc')} | "
+                     f"{_fmt(r.get('cpu_s'), '.3f')} | {_pct(r, 'cpu_acc')} | {_fmt(r.get('speedup_vs_cpu'), '.1f')}x |")
         for key in ("error", "device_error", "cpu_error"):
             if key in r:
                 lines.append(f"| {r['title']} | {key}: {r[key][:200]} |||||")
@@ -418,7 +425,10 @@ def main(argv=None):
     report = {"started": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "backend": bk.name,
               "sizes": "small" if args.small else "full", "host": f"{platform.node()}, {os.cpu_count()} cpus",
               "device": device_roofline(bk)}
-    progress = lambda text: print(f"[gpu-report {time.perf_counter() - started:7.1f} s] {text}", flush=True)  # noqa: E731
+
+    def progress(text):
+        print(f"[gpu-report {time.perf_counter() - started:7.1f} s] {text}", flush=True)
+
     if args.pytest_args.strip() == "none":
         report["tests"] = None
     else:

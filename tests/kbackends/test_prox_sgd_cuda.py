@@ -44,7 +44,8 @@ def test_matches_the_numba_engine(gpu, dtype_name, method, loss, l1, l2):
     X, cls, cw, Z, G, idx, gw = _problem()
     batches = np.random.default_rng(1).integers(0, X.shape[0], size=(2 * 3, 7))  # 7 rows: groups not filled
     w0 = np.full(X.shape[1] + 1, 0.1)
-    kw = dict(method=method, loss=loss, beta=5.0, eta=0.3, l1=l1, l2=l2, k_in=3, n_outer=2, record_step=4)
+    kw = {"method": method, "loss": loss, "beta": 5.0, "eta": 0.3, "l1": l1, "l2": l2, "k_in": 3, "n_outer": 2,
+          "record_step": 4}
     host = [np.asarray(a, dtype=dtype_name) if np.asarray(a).dtype.kind == "f" else a
             for a in (X, cls, w0, batches, cw, Z, G, idx, gw)]
     want = get_kernel("prox_sgd_run", "cpu")(*host, xp=np, **kw)

@@ -39,7 +39,7 @@ as 0-d device arrays.
 import math
 
 import numpy as np
-from numba import config, cuda, int32, int64, uint64
+from numba import config, cuda, int32, uint64
 from numba.extending import register_jitable
 
 from .._cuda_launch import blocks_for, contiguous, launch_stream
