@@ -211,13 +211,17 @@ def _op_cases(sizes, rng):
     return cases
 
 
-def run_ops(bk, cpu, roof, sizes, skip):
+def run_ops(bk, cpu, roof, sizes, skip, rows, budget):
+    """Append one row per op to ``rows``; ``budget()`` is False once time is up."""
     rng = np.random.default_rng(0)
-    rows = []
     for name, shape, flops, nbytes, make in _op_cases(sizes, rng):
         if name in skip:
             continue
         row = {"op": name, "shape": shape, "flops": flops, "bytes": nbytes}
+        if not budget():
+            row["device_error"] = "skipped: the --max-seconds budget was spent"
+            rows.append(row)
+            continue
         model = max(flops / roof["peak_flops"], nbytes / roof["peak_bytes"])
         row["model_s"] = model
         for label, backend in (("device", bk), ("cpu", cpu)):
@@ -233,7 +237,7 @@ def run_ops(bk, cpu, roof, sizes, skip):
             if "cpu_s" in row:
                 row["speedup_vs_cpu"] = row["cpu_s"] / row["device_s"]
         rows.append(row)
-    return rows
+        budget(saved=True)
 
 
 # --- section 3: whole fits --------------------------------------------------------------------
@@ -319,12 +323,16 @@ def _timed_fit(bk, fit, predict, Xt, yt):
     return seconds, float(np.mean(pred == np.asarray(yt)))
 
 
-def run_fits(bk, cpu, sizes, data, skip):
-    rows = []
+def run_fits(bk, cpu, sizes, data, skip, rows, budget):
+    """Append one row per fit to ``rows``; ``budget()`` is False once time is up."""
     for key, title, prepare in _fits(sizes, data):
         if key in skip:
             continue
         row = {"fit": key, "title": title}
+        if not budget():
+            row["error"] = "skipped: the --max-seconds budget was spent"
+            rows.append(row)
+            continue
         try:
             fit, predict, Xt, yt = prepare()
         except Exception as exc:  # noqa: BLE001 - a missing data folder is reported, not fatal
@@ -332,7 +340,7 @@ def run_fits(bk, cpu, sizes, data, skip):
             rows.append(row)
             continue
         for label, backend in (("device", bk), ("cpu", cpu)):
-            if f"{key}:{label}" in skip:
+            if f"{key}:{label}" in skip or not budget():
                 continue
             try:
                 row[f"{label}_s"], row[f"{label}_acc"] = _timed_fit(backend, fit, predict, Xt, yt)
@@ -342,7 +350,7 @@ def run_fits(bk, cpu, sizes, data, skip):
         if "device_s" in row and "cpu_s" in row:
             row["speedup_vs_cpu"] = row["cpu_s"] / row["device_s"]
         rows.append(row)
-    return rows
+        budget(saved=True)
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -408,6 +416,9 @@ def main(argv=None):
     parser.add_argument("--data", help="data folder (default: $KBACKENDS_DATA or ../shared/data)")
     parser.add_argument("--pytest-args", default="",
                         help="extra pytest arguments for the test section (a quoted string); 'none' skips it")
+    parser.add_argument("--max-seconds", type=float, default=540.0,
+                        help="start no new item after this many seconds (the GPU host allows ten minutes a command);"
+                             " the report is rewritten after every item, so a cut run keeps what it measured")
     parser.add_argument("--skip", action="append", default=[],
                         help="an op or fit to leave out (e.g. rff_features, sbp-a9a, dsg-synthetic:cpu); repeatable")
     args = parser.parse_args(argv)
@@ -429,18 +440,30 @@ def main(argv=None):
     def progress(text):
         print(f"[gpu-report {time.perf_counter() - started:7.1f} s] {text}", flush=True)
 
+    report["seconds"] = 0.0
     if args.pytest_args.strip() == "none":
         report["tests"] = None
     else:
         progress("tests ...")
         report["tests"] = run_tests(out, args.pytest_args.split(), args.data)
         progress(report["tests"]["summary"])
+
+    def budget(saved=False):
+        """Write the report so far (after an item); say whether time is left for another."""
+        if saved:
+            report["seconds"] = time.perf_counter() - started
+            (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+            (out / "report.md").write_text(markdown(report))
+            row = (report["fits"] or report["ops"])[-1]
+            progress(f"{row.get('op', row.get('fit'))}: " + ", ".join(
+                f"{k} {v:.4g}" for k, v in row.items() if k.endswith(("_s", "_acc")) and isinstance(v, float)))
+        return time.perf_counter() - started < args.max_seconds
+
+    report["ops"], report["fits"] = [], []
     progress("ops ...")
-    report["ops"] = run_ops(bk, cpu, report["device"], sizes, skip)
+    run_ops(bk, cpu, report["device"], sizes, skip, report["ops"], budget)
     progress("fits ...")
-    report["fits"] = run_fits(bk, cpu, sizes, args.data, skip)
-    report["seconds"] = time.perf_counter() - started
-    (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
-    (out / "report.md").write_text(markdown(report))
+    run_fits(bk, cpu, sizes, args.data, skip, report["fits"], budget)
+    budget(saved=True)
     progress(f"written {out / 'report.md'}")
     return report
