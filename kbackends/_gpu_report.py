@@ -282,7 +282,8 @@ def _fits(sizes, data):
 
     def sbp_a9a():
         X, y, Xt, yt = labelled("a9a")
-        kw = {"nu": 0.011, "gamma": 0.05, "bias": True, "n_iter": sizes["sbp_iter"], "random_state": 0}
+        kw = {"nu": 0.011 if rows is None else 0.2, "gamma": 0.05, "bias": True, "n_iter": sizes["sbp_iter"],
+              "random_state": 0}
         return lambda bk: sbp.fit(X, y, backend=bk, **kw), sbp.predict, Xt, yt
 
     def s3gd_a9a():
