@@ -62,41 +62,53 @@ SIZES = {
 def device_roofline(backend):
     """Peak FP32 FMA rate (flop/s) and memory bandwidth (byte/s) of the backend's device.
 
-    Read from CuPy's device attributes (cudaDevAttr* names without the prefix),
-    falling back to ``getDeviceProperties``; the simulator (NumPy arrays) gets
-    :data:`NOMINAL_H100`, marked ``nominal``.
+    Each figure is read from CuPy's ``Device().attributes`` (cudaDevAttr* names
+    without the prefix), else ``getDeviceProperties`` (CUDA 13 dropped the clocks
+    from it), else Numba's device attributes. The simulator, or a device that
+    reports none of them, gets :data:`NOMINAL_H100`, marked ``nominal``.
     """
     info = dict(NOMINAL_H100)
     if backend.name == "cuda":
-        import cupy
-
-        dev = cupy.cuda.Device()
-        attrs = dev.attributes
-        props = cupy.cuda.runtime.getDeviceProperties(dev.id)
-
-        def read(attr, prop):
-            value = attrs.get(attr) or props.get(prop)
-            if not value:
-                msg = f"the device reports neither attribute {attr!r} nor property {prop!r}"
-                raise RuntimeError(msg)
-            return int(value)
-
-        cc = tuple(int(v) for v in dev.compute_capability)  # "90" -> (9, 0)
-        name = props.get("name", b"")
-        info = {
-            "name": name.decode() if isinstance(name, bytes) else str(name),
-            "compute_capability": f"{cc[0]}.{cc[1]}",
-            "sms": read("MultiProcessorCount", "multiProcessorCount"),
-            "clock_hz": 1e3 * read("ClockRate", "clockRate"),  # kHz
-            "fp32_lanes": _FP32_LANES.get(cc, 128),
-            "mem_clock_hz": 1e3 * read("MemoryClockRate", "memoryClockRate"),
-            "bus_bits": read("GlobalMemoryBusWidth", "memoryBusWidth"),
-            "memory_bytes": int(props.get("totalGlobalMem", 0)),
-            "nominal": False,
-        }
+        try:
+            info = _read_device()
+        except Exception as exc:  # noqa: BLE001 - the report goes on with nominal figures, saying why
+            info["read_error"] = f"{type(exc).__name__}: {exc}"
     info["peak_flops"] = info["sms"] * info["fp32_lanes"] * 2 * info["clock_hz"]
     info["peak_bytes"] = 2 * info["mem_clock_hz"] * info["bus_bits"] / 8  # double data rate
     return info
+
+
+def _read_device():
+    import cupy
+
+    dev = cupy.cuda.Device()
+    attrs = dev.attributes
+    props = cupy.cuda.runtime.getDeviceProperties(dev.id)
+
+    def read(attr, prop, numba_attr):
+        value = attrs.get(attr) or props.get(prop)
+        if not value:
+            from numba import cuda
+
+            value = getattr(cuda.get_current_device(), numba_attr, 0)
+        if not value:
+            msg = f"the device reports neither attribute {attr!r}, property {prop!r} nor {numba_attr}"
+            raise RuntimeError(msg)
+        return int(value)
+
+    cc = divmod(int(dev.compute_capability), 10)  # "90" -> (9, 0), "100" -> (10, 0)
+    name = props.get("name", b"")
+    return {
+        "name": name.decode() if isinstance(name, bytes) else str(name),
+        "compute_capability": f"{cc[0]}.{cc[1]}",
+        "sms": read("MultiProcessorCount", "multiProcessorCount", "MULTIPROCESSOR_COUNT"),
+        "clock_hz": 1e3 * read("ClockRate", "clockRate", "CLOCK_RATE"),  # kHz
+        "fp32_lanes": _FP32_LANES.get(cc, 128),
+        "mem_clock_hz": 1e3 * read("MemoryClockRate", "memoryClockRate", "MEMORY_CLOCK_RATE"),
+        "bus_bits": read("GlobalMemoryBusWidth", "memoryBusWidth", "GLOBAL_MEMORY_BUS_WIDTH"),
+        "memory_bytes": int(props.get("totalGlobalMem", 0)),
+        "nominal": False,
+    }
 
 
 def _median_seconds(bk, fn, repeat):
@@ -378,7 +390,8 @@ def markdown(report):
     lines.append(f"{dev['name']}: {dev['sms']} SMs x {dev['fp32_lanes']} FP32 lanes at {dev['clock_hz'] / 1e9:.3f} GHz "
                  f"-> **{dev['peak_flops'] / 1e12:.1f} TFLOP/s** FP32 FMA; memory {dev['mem_clock_hz'] / 1e9:.3f} GHz x "
                  f"{dev['bus_bits']} bits x 2 -> **{dev['peak_bytes'] / 1e12:.2f} TB/s**"
-                 + (" (nominal figures: no device was read)" if dev.get("nominal") else "") + ".")
+                 + (" (nominal figures: no device was read" + (f"; {dev['read_error']}" if "read_error" in dev else "")
+                    + ")" if dev.get("nominal") else "") + ".")
     lines += ["", "## Tests", ""]
     tests = report.get("tests")
     if tests is None:
