@@ -39,10 +39,10 @@ as 0-d device arrays.
 import math
 
 import numpy as np
-from numba import config, cuda, int32, uint64
+from numba import config, cuda, int32, int64, uint64
 from numba.extending import register_jitable
 
-from .._cuda_launch import blocks_for, contiguous, launch_stream
+from .._cuda_launch import contiguous, launch_stream
 
 # Threads of a block. The simulator runs the same kernels with 32: it pays
 # per simulated thread and block, and the code does not depend on the width.
@@ -51,7 +51,6 @@ _TILE = _THREADS * 32  # values of one segment per block
 _BITS = 8
 _BINS = 1 << _BITS
 _DIGIT = np.uint64(_BINS - 1)
-_CHOOSERS = 64
 
 # float32 kernels take (uint32 keys, float32 values), float64 ones (uint64, float64).
 _SIGS = {
@@ -148,42 +147,99 @@ def _histogram(bits, values, offsets, tile_cum, prefix, high, shift, top, every,
 
 @cuda.jit
 def _choose(s_cnt, s_tot, s_low, volume, shift, prefix, n_below, s_below, tie):
-    """One thread per segment: append to its prefix the last non-empty bin whose
+    """One block per segment: append to its prefix the last non-empty bin whose
     minimum m is under water, ``m N - S <= V`` with N, S the count and sum of
     the values below m (those under earlier digits included); empty the bins
-    for the next pass."""
-    s = cuda.grid(1)
-    if s >= prefix.shape[0]:
-        return
+    for the next pass.
+
+    Each thread owns ``_BINS / _THREADS`` consecutive bins; a fixed-order scan
+    gives it the count and sum below its first bin. The water rises with the
+    level, so the answer is the last non-empty bin before the first one not
+    under water (taken over the block, so a rounding flip past it is ignored)."""
+    c_s = cuda.shared.array(_THREADS, int64)
+    t_s = cuda.shared.array(_THREADS, s_tot.dtype)
+    best = cuda.shared.array(_THREADS, int32)
+    s = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    lo = tid * (_BINS // _THREADS)
+    hi = lo + _BINS // _THREADS
+    acc = cuda.local.array(4, s_tot.dtype)  # running S; S below my first bin; S below the chosen bin; N as float
+    n = int64(0)
+    acc[0] = 0
+    for j in range(lo, hi):
+        n += s_cnt[s, j]
+        acc[0] += s_tot[s, j]
+    c_s[tid] = n
+    t_s[tid] = acc[0]
+    cuda.syncthreads()
+    step = 1
+    while step < _THREADS:  # inclusive scan (Hillis-Steele), the same order every run
+        c = c_s[tid - step] if tid >= step else 0
+        acc[3] = t_s[tid - step] if tid >= step else t_s[tid] - t_s[tid]
+        cuda.syncthreads()
+        c_s[tid] += c
+        t_s[tid] += acc[3]
+        cuda.syncthreads()
+        step *= 2
+    base = n_below[s]
+    acc[1] = s_below[s]
+    if tid:
+        base += c_s[tid - 1]
+        acc[1] += t_s[tid - 1]
     v = volume[s]
-    n = n_below[s]
-    acc = cuda.local.array(3, s_tot.dtype)  # S below bin j; N as a float; S below the chosen bin
-    acc[0] = s_below[s]
-    acc[2] = acc[0]
-    chosen = -1
-    n_chosen = n
-    for j in range(_BINS):
+    first_out = _BINS  # my first non-empty bin not under water
+    n = base
+    acc[0] = acc[1]
+    for j in range(lo, hi):
         c = s_cnt[s, j]
         if c:
-            m = s_low[s, j]
-            acc[1] = n
-            if n == 0 or m * acc[1] - acc[0] <= v:
-                chosen = j
-                n_chosen = n
-                acc[2] = acc[0]
-                tie[s] = m
-            else:
-                break  # the water rises with the level: no later bin is under water
+            acc[3] = n
+            if n and s_low[s, j] * acc[3] - acc[0] > v:
+                first_out = j
+                break
             n += c
             acc[0] += s_tot[s, j]
-    for j in range(_BINS):
-        s_cnt[s, j] = 0
-        s_tot[s, j] = 0
-        s_low[s, j] = math.inf
-    if chosen >= 0:
+    best[tid] = first_out
+    _reduce(best, tid, False)
+    limit = best[0]
+    cuda.syncthreads()  # everyone has read best[0]
+    chosen = -1  # my last non-empty bin before the block's first one not under water
+    n = base
+    n_chosen = base
+    acc[0] = acc[1]
+    for j in range(lo, min(hi, limit)):
+        c = s_cnt[s, j]
+        if c:
+            chosen = j
+            n_chosen = n
+            acc[2] = acc[0]
+            n += c
+            acc[0] += s_tot[s, j]
+    best[tid] = chosen
+    _reduce(best, tid, True)
+    if chosen >= 0 and chosen == best[0]:  # the one thread owning the chosen bin
         prefix[s] |= uint64(chosen) << shift
         n_below[s] = n_chosen
         s_below[s] = acc[2]
+        tie[s] = s_low[s, chosen]
+    for j in range(lo, hi):  # my bins only: no other thread reads them
+        s_cnt[s, j] = 0
+        s_tot[s, j] = 0
+        s_low[s, j] = math.inf
+
+
+@register_jitable
+def _reduce(best, tid, largest):
+    """The largest (or smallest) of the block's ``best`` entries into entry 0."""
+    cuda.syncthreads()
+    step = _THREADS // 2
+    while step:
+        if tid < step:
+            other = best[tid + step]
+            if (other > best[tid]) if largest else (other < best[tid]):
+                best[tid] = other
+        cuda.syncthreads()
+        step //= 2
 
 
 @cuda.jit
@@ -275,8 +331,7 @@ def water_level(c, volume, offsets, *, xp):
         high = np.uint64(~((1 << (shift + _BITS)) - 1) & ((1 << 64) - 1))
         _histogram[n_tiles, _THREADS, stream](bits, values, offsets, tile_cum, prefix, high, np.uint64(shift), top,
                                               every, s_cnt, s_tot, s_low)
-        _choose[blocks_for(k, _CHOOSERS), _CHOOSERS, stream](s_cnt, s_tot, s_low, volume, np.uint64(shift), prefix,
-                                                             n_below, s_below, tie)
+        _choose[k, _THREADS, stream](s_cnt, s_tot, s_low, volume, np.uint64(shift), prefix, n_below, s_below, tie)
     cnt, tot = xp.empty((n_tiles,), dtype=xp.int32), xp.empty((n_tiles,), dtype=dtype)
     _below[n_tiles, _THREADS, stream](bits, values, offsets, tile_cum, prefix, top, every, cnt, tot)
     out = xp.empty((k,), dtype=dtype)
