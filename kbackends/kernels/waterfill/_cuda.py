@@ -6,27 +6,30 @@ floats (flip the sign bit of positives, every bit of negatives). With P the
 chosen high digits so far, each pass (``_BITS`` bits a digit, high to low)
 
 1. histograms, per tile of ``_TILE`` values of one segment, the values whose
-   key starts with P by their next digit: count, sum and minimum per bin;
-2. combines the tiles of each segment (a fixed-order tree: no float atomics
-   across tiles);
-3. keeps, per segment, the last non-empty bin j whose minimum m_j is still under
-   water, ``f(m_j) = m_j N_<j - S_<j <= V`` (N, S: count and sum of the values
-   below m_j; f rises with its argument, so the bins after it are above the
-   level, those before it under water) and appends j to P.
+   key starts with P by their next digit (count, sum and minimum per bin, in
+   shared memory; a thread adds a run of one digit at once) and adds the tile's
+   bins into the segment's (global atomics: counts and minima exact, the sums
+   only decide bins);
+2. keeps, per segment (a block: a fixed-order scan over the bins), the last
+   non-empty bin j whose minimum m_j is still under water,
+   ``f(m_j) = m_j N_<j - S_<j <= V`` (N, S: count and sum of the values below
+   m_j, those under earlier digits included; f rises with its argument, so the
+   bins after it are above the level, those before it under water), appends j
+   to P and empties the bins.
 
 After 32 (float32) or 64 (float64) bits P is the key of the highest value under
 water, t: everything with key <= P is under water. A last pass counts and sums
-those in a fixed order (block trees, then the tile tree), so the level
-``(V + S) / N`` repeats bit for bit whatever the shared-memory atomics of the
-histograms did; those only decide bins, where a rounding flip can only swap a
+those in a fixed order (block trees, then a tree over the segment's tiles), so
+the level ``(V + S) / N`` repeats bit for bit whatever order the atomics of the
+histograms took; those only decide bins, where a rounding flip can only swap a
 value lying at the level itself (the level moves by rounding). Volume 0 gives
 t, the minimum, exactly; an empty segment gives NaN.
 
 Cost: 4 (float32) or 8 (float64) histogram passes plus one counting pass, each
-one read of the heights, and per pass one combine and one choice launch on
-arrays of (tiles, 256) and (segments, 256). float32 kernels compute in float32
-(tile sums are trees over at most ``_TILE`` values, so rounding grows with
-log2 of the segment length, not with it).
+one read of the heights; two launches a pass, 10 (float32) in all plus a few
+CuPy ones. float32 kernels compute in float32 (tile sums are trees over at
+most ``_TILE`` values, so rounding grows with log2 of the segment length, not
+with it). The simulator runs the same kernels with 32-thread blocks.
 
 ``water_level_biased`` (the two basins of the SBP's bias, Section 3.6 of Cotter
 et al.) uses device sorts and a scan: the positives and the negatives sorted
