@@ -454,7 +454,8 @@ def main(argv=None):
     parser.add_argument("--small", action="store_true", help="tiny sizes: a dry run")
     parser.add_argument("--data", help="data folder (default: $KBACKENDS_DATA or ../shared/data)")
     parser.add_argument("--pytest-args", default="",
-                        help="extra pytest arguments for the test section (a quoted string); 'none' skips it")
+                        help="extra pytest arguments for the test section, one quoted string (write"
+                             " --pytest-args='-k EXPR' with '=' when it starts with a dash); 'none' skips it")
     parser.add_argument("--max-seconds", type=float, default=540.0,
                         help="start no new item after this many seconds (the GPU host allows ten minutes a command);"
                              " the report is rewritten after every item, so a cut run keeps what it measured")
