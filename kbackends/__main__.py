@@ -1,5 +1,9 @@
 """``python -m kbackends``: report the backends here and check the RFF kernels on real data.
 
+``python -m kbackends gpu-report --out DIR [--small] [--backend cudasim]``: the
+whole GPU check (cuda tests, ops against the device's roofline, fits against
+the cpu engine) as Markdown; see :mod:`kbackends._gpu_report`.
+
 For each available backend: how well random features approximate the exact
 RBF kernel on a sample of the data, and the time of ``rff_predict`` next to
 the plain array expression it replaces, on the same arrays.
@@ -30,6 +34,14 @@ def _timed(bk, fn, repeat=3):
 
 
 def main(argv=None):
+    import sys
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["gpu-report"]:
+        from kbackends._gpu_report import main as gpu_report
+
+        gpu_report(argv[1:])
+        return
     parser = argparse.ArgumentParser(prog="python -m kbackends", description=__doc__)
     parser.add_argument("--data", help="data folder (default: ../shared/data or $KBACKENDS_DATA)")
     parser.add_argument("--features", type=int, default=4096, help="random features m")

@@ -37,8 +37,9 @@ def water_level(c, volume, *, segments=None, backend="auto", check_finite=True):
     Notes
     -----
     cpu: expected O(n) selection per segment (Cotter et al. 2012, Appendix B),
-    segments in parallel; cuda: one launch for all segments; xp: sort-based
-    reference.
+    segments in parallel; cuda: radix bracketing, every segment over many
+    threads, all segments in the same launches, no host round trip; xp:
+    sort-based reference.
 
     Examples
     --------
@@ -106,9 +107,9 @@ def water_level_biased(c, y, volume, *, backend="auto", check_finite=True):
 
     Notes
     -----
-    cpu and cuda: expected O(n), a bisection on the number k of values under
-    water whose probes are quickselects in both classes (no sort; cuda runs it
-    in one thread on the device); xp: sort-based reference.
+    cpu: expected O(n), a bisection on the number k of values under water whose
+    probes are quickselects in both classes (no sort); cuda: device sorts, a
+    scan and a search, no host round trip; xp: sort-based reference.
 
     Examples
     --------

@@ -4,8 +4,9 @@ Cotter, Shalev-Shwartz, Srebro (2012), Appendix B: pick a pivot p among the
 candidates; if the water needed to reach p, ``f(p) = sum over values below p of
 (p - c)``, is at least the volume, the level is at or below p and only the
 values below p stay candidates; otherwise every value up to p is under water
-and the search continues above p. No full sort. ``register_jitable``: the Numba
-CPU kernel and the Numba-CUDA kernel compile this same function.
+and the search continues above p. No full sort. ``register_jitable``, compiled
+by the Numba CPU kernels (the CUDA ones spread a segment over many threads
+instead: ``_cuda.py``).
 """
 
 import numpy as np

@@ -1,0 +1,197 @@
+"""Numba-CUDA inner loops of S3GD / prox-SVRG / prox-SGD: one single-block launch per run.
+
+Same arithmetic as ``_xp`` (see there for the equations). The inner steps are
+sequential and tiny (a9a: a batch of 10 rows of 124 weights, ~2,500 flops), so
+launching the ~20 array ops of a step from the host would cost ~20 launches per
+step for microseconds of work. Instead ONE block runs the steps, with
+``__syncthreads`` between the phases of a step:
+
+- (a) scores: 16 lanes per batch row, a fixed-order tree per row; one lane per
+  row then forms the loss derivative minus the control variate (the anchor
+  correction gathered from the row's k neighbours, or the snapshot's own
+  derivative);
+- (b) each thread owns weights: g_c = H_c + sum_b coef_b x_bc, the record, the
+  soft threshold and the shrink.
+
+S3GD's snapshot (D = psi'(anchors w~), H = D_0 G_0 + D_1 G_1: O(m d), a few
+hundred multiply-adds per thread) is computed by the same block at each outer
+loop, so a whole S3GD or SGD run (all outer loops of a checkpoint segment) is
+one launch. SVRG's snapshot is the exact gradient over all n rows, a job for
+the whole GPU: it goes through ``xp.matmul`` (cuBLAS) and the block runs one
+outer loop per launch.
+
+One block because a step's work is a few thousand flops: more blocks would
+need a grid-wide barrier per step. The GPU runs a step in a few microseconds
+(latency of the dependent loads and barriers, not flops), so small batches do
+not beat a CPU core by much; larger ones use more of the block's 256 threads.
+float32 in, float32 arithmetic (the constants are typed, no float64).
+"""
+
+import math
+
+import numpy as np
+from numba import config, cuda
+from numba.extending import register_jitable
+
+from .._cuda_launch import contiguous, launch_stream
+from ._xp import LOSSES, METHODS, dpsi
+
+# Under the simulator every thread and barrier is a Python thread switch: the
+# same kernel runs with a smaller block (the code does not depend on the width).
+_THREADS = 16 if config.ENABLE_CUDASIM else 256
+_LANES = 4 if config.ENABLE_CUDASIM else 16  # threads per batch row in the score phase
+_GROUPS = _THREADS // _LANES  # batch rows scored at once
+
+_SIG = ("void({f}[:, ::1], int64[::1], int64[:, ::1], int64, int64, int64, {f}[:, ::1], {f}[:, :, ::1], {f}[:, ::1],"
+        " int64[:, ::1], {f}[:, ::1], {f}[::1], {f}[::1], {f}[::1], {f}[::1], int64, int64, {f}, {f}, {f}, {f}, {f},"
+        " int64, {f}[::1], {f}[::1])")
+PTX_SIGNATURES = {"_steps": [_SIG.format(f="float32"), _SIG.format(f="float64")]}
+
+
+@register_jitable
+def _dpsi(u, y, loss, beta, one):
+    """d/du of the loss (codes of ``_xp.LOSSES``) in the dtype of ``one``."""
+    zero = one - one
+    if loss == 0:
+        return -y / (one + math.exp(y * u))
+    if loss == 1:
+        r = one - y * u
+        return -y * r if r > zero else zero
+    return -y / (one + math.exp(beta * (y * u - one)))
+
+
+@cuda.jit
+def _steps(X, cls, batches, t0, n_outer, k_in, anchors, G, D, nbr_idx, nbr_w, u_ref, H, w, coef, code, loss, beta,
+           eta, l1, shrink, inv_p, record_step, record_g, record_w):
+    """``n_outer`` outer loops of ``k_in`` steps from step ``t0``, one block; ``w``
+    updated in place. S3GD's snapshot (D, H) is computed here at each outer loop;
+    SVRG's (``u_ref``, ``H``) comes from the caller, one outer loop per launch."""
+    part = cuda.shared.array(_THREADS, X.dtype)
+    tid = cuda.threadIdx.x
+    lane = tid % _LANES
+    grp = tid // _LANES
+    d = X.shape[1]
+    p = batches.shape[1]
+    k = nbr_idx.shape[1]
+    m = anchors.shape[0]
+    typed = cuda.local.array(1, X.dtype)
+    typed[0] = 1
+    one = typed[0]
+    zero = one - one
+    thr = eta * l1
+    for outer in range(n_outer):
+        if code == 1:
+            # the snapshot: D[c, j] = psi'(z_j . w~; y_c), then H = D_0 G_0 + D_1 G_1
+            for j in range(tid, m, _THREADS):
+                s = w[d]
+                for c in range(d):
+                    s += anchors[j, c] * w[c]
+                D[0, j] = _dpsi(s, -one, loss, beta, one)
+                D[1, j] = _dpsi(s, one, loss, beta, one)
+            cuda.syncthreads()
+            for c in range(tid, d + 1, _THREADS):
+                h0 = zero
+                h1 = zero
+                for j in range(m):
+                    h0 += D[0, j] * G[0, j, c]
+                    h1 += D[1, j] * G[1, j, c]
+                H[c] = h0 + h1
+            cuda.syncthreads()
+        for inner in range(k_in):
+            t = t0 + outer * k_in + inner
+            # (a) per batch row: score, derivative, control variate -> coef[b]
+            for b0 in range(0, p, _GROUPS):  # the same trip count in every thread: barriers inside
+                b = b0 + grp
+                acc = zero
+                i = 0
+                if b < p:
+                    i = batches[t, b]
+                    for c in range(lane, d, _LANES):
+                        acc += X[i, c] * w[c]
+                part[tid] = acc
+                cuda.syncthreads()
+                step = _LANES // 2
+                while step:
+                    if lane < step:
+                        part[tid] += part[tid + step]
+                    cuda.syncthreads()
+                    step //= 2
+                if lane == 0 and b < p:
+                    y = one if cls[i] else -one
+                    a = _dpsi(part[tid] + w[d], y, loss, beta, one)
+                    if code == 1:
+                        ci = cls[i]
+                        for q in range(k):
+                            a -= nbr_w[i, q] * D[ci, nbr_idx[i, q]]
+                    elif code == 2:
+                        a -= _dpsi(u_ref[i], y, loss, beta, one)
+                    coef[b] = a * inv_p
+            cuda.syncthreads()
+            # (b) per weight: gradient, record, proximal step
+            for c in range(tid, d + 1, _THREADS):
+                g = H[c]
+                if c < d:
+                    for b in range(p):
+                        g += coef[b] * X[batches[t, b], c]
+                else:
+                    for b in range(p):
+                        g += coef[b]
+                if t == record_step:
+                    record_g[c] = g
+                    record_w[c] = w[c]
+                v = w[c] - eta * g
+                if l1 > zero:
+                    if v > thr:
+                        v -= thr
+                    elif v < -thr:
+                        v += thr
+                    else:
+                        v = zero
+                w[c] = v * shrink
+            cuda.syncthreads()
+
+
+def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, *, xp, method, loss, beta,
+                 eta, l1, l2, k_in, n_outer, record_step):
+    """``n_outer`` outer loops of ``k_in`` steps (the signature of ``_xp.prox_sgd_run``).
+
+    Returns
+    -------
+    w, record_g, record_w : arrays of shape (d + 1,)
+        The last iterate, and the gradient and weights at step ``record_step``.
+    """
+    code, lcode = METHODS[method], LOSSES[loss]
+    dt = X.dtype
+    typed = np.dtype(str(dt)).type
+    n = X.shape[0]
+    d = X.shape[1] + 1
+    p = batches.shape[1]
+    X, cls, batches, nbr_idx, nbr_w = contiguous(
+        xp, X, xp.astype(cls, xp.int64), xp.astype(batches, xp.int64), xp.astype(nbr_idx, xp.int64),
+        xp.astype(nbr_w, dt))
+    w = xp.asarray(xp.astype(w, dt), copy=True)
+    record_g = xp.zeros((d,), dtype=dt)
+    record_w = xp.zeros((d,), dtype=dt)
+    coef = xp.zeros((p,), dtype=dt)
+    H = xp.zeros((d,), dtype=dt)
+    D = xp.zeros((2, 1), dtype=dt)
+    u_ref = xp.zeros((1,), dtype=dt)
+    signs = xp.astype(cls, dt) * 2.0 - 1.0
+    stream = launch_stream(xp)
+    scalars = (code, lcode, typed(beta), typed(eta), typed(l1), typed(1.0 / (1.0 + 2.0 * eta * l2)), typed(1.0 / p))
+    args = (X, cls, batches)
+    tail = (nbr_idx, nbr_w)
+    if code != 2:  # S3GD computes its snapshot in the kernel, SGD has none: the whole run in one launch
+        anchors, G = contiguous(xp, xp.astype(anchors, dt), xp.astype(G, dt))
+        D = xp.zeros((2, anchors.shape[0]), dtype=dt)
+        _steps[1, _THREADS, stream](*args, 0, n_outer, k_in, anchors, G, D, *tail, u_ref, H, w, coef, *scalars,
+                                    record_step, record_g, record_w)
+        return w, record_g, record_w
+    none = xp.zeros((0, X.shape[1]), dtype=dt), xp.zeros((2, 0, d), dtype=dt)
+    for outer in range(n_outer):  # SVRG: the exact gradient at the snapshot through cuBLAS
+        u_ref = xp.ascontiguousarray(xp.matmul(X, w[:-1]) + w[-1])
+        a = sample_weight * dpsi(u_ref, signs, lcode, beta, xp) / n
+        H = xp.ascontiguousarray(xp.concat((xp.matmul(a, X), xp.sum(a)[None])))
+        _steps[1, _THREADS, stream](*args, outer * k_in, 1, k_in, *none, D, *tail, u_ref, H, w, coef, *scalars,
+                                    record_step, record_g, record_w)
+    return w, record_g, record_w

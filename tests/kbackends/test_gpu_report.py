@@ -1,0 +1,91 @@
+"""``python -m kbackends gpu-report``: end to end at small sizes (under the simulator in CI,
+a dry run of the GPU host's one command; on the GPU where there is one), and the roofline
+read from a device (a stand-in CuPy here)."""
+
+import json
+import os
+
+import pytest
+
+import kbackends
+
+
+@pytest.mark.cuda
+def test_small_report_has_every_section(tmp_path):
+    from kbackends.__main__ import main
+
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        backend = "cudasim"
+    elif "cuda" in kbackends.available_backends():
+        backend = "cuda"
+    else:
+        pytest.skip("no CUDA GPU here and the simulator is off")
+    here = os.path.dirname(__file__)
+    main(["gpu-report", "--out", str(tmp_path), "--small", "--backend", backend,
+          "--pytest-args", f"{here}/test_waterfill_cuda.py -k no_segment"])
+    text = (tmp_path / "report.md").read_text()
+    for heading in ("## Device", "## Tests", "## Ops against the roofline", "## Whole fits against the cpu engine"):
+        assert heading in text
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["tests"]["returncode"] == 0 and "1 passed" in report["tests"]["summary"]
+    assert report["device"]["peak_flops"] > 1e12 and report["device"]["peak_bytes"] > 1e11
+    ops = {row["op"]: row for row in report["ops"]}
+    assert set(ops) >= {"rff_predict", "rff_weighted_sum", "water_level", "water_level_biased", "prox_sgd_run"}
+    for row in ops.values():
+        assert row["device_s"] > 0 and row["cpu_s"] > 0, row
+    fits = {row["fit"]: row for row in report["fits"]}
+    assert set(fits) == {"dsg-ijcnn1", "tsgs3vm-skin", "sbp-a9a", "s3gd-a9a", "dsg-synthetic"}
+    synthetic = fits["dsg-synthetic"]  # needs no data files: it must have run on both engines
+    assert synthetic["device_acc"] == pytest.approx(synthetic["cpu_acc"], abs=0.05)
+    for row in fits.values():  # each fit either ran on both or says why not (a missing data folder)
+        assert ("device_s" in row and "cpu_s" in row) or "error" in row, row
+
+
+def _fake_cupy(attributes, properties):
+    import types
+
+    class Device:
+        id = 0
+        compute_capability = "90"
+
+    Device.attributes = attributes
+    cupy = types.ModuleType("cupy")
+    cupy.cuda = types.SimpleNamespace(Device=Device,
+                                      runtime=types.SimpleNamespace(getDeviceProperties=lambda i: properties))
+    return cupy
+
+
+@pytest.mark.parametrize("where", ["attributes", "properties"])
+def test_roofline_read_from_the_device(monkeypatch, where):
+    """An H100 SXM's figures give its datasheet peaks: 132 SMs x 128 lanes x 2 x 1.98 GHz
+    = 66.9 TFLOP/s; 2 x 2.619 GHz x 5120 bits / 8 = 3.35 TB/s. CUDA 13 dropped the
+    clocks from the properties: the attributes come first."""
+    import sys
+    import types
+
+    from kbackends._gpu_report import device_roofline
+
+    attrs = {"MultiProcessorCount": 132, "ClockRate": 1_980_000, "MemoryClockRate": 2_619_000,
+             "GlobalMemoryBusWidth": 5120}
+    props = {"multiProcessorCount": 132, "clockRate": 1_980_000, "memoryClockRate": 2_619_000,
+             "memoryBusWidth": 5120}
+    cupy = _fake_cupy(attrs if where == "attributes" else {}, {"name": b"NVIDIA H100 80GB HBM3",
+                                                              **(props if where == "properties" else {})})
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    roof = device_roofline(types.SimpleNamespace(name="cuda"))
+    assert roof["name"] == "NVIDIA H100 80GB HBM3" and not roof["nominal"]
+    assert roof["peak_flops"] == pytest.approx(66.9e12, rel=1e-3)
+    assert roof["peak_bytes"] == pytest.approx(3.352e12, rel=1e-3)
+
+
+def test_roofline_falls_back_to_nominal_saying_why(monkeypatch):
+    import sys
+    import types
+
+    from kbackends._gpu_report import NOMINAL_H100, device_roofline
+
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy({}, {"name": b"mystery"}))
+    monkeypatch.setattr("numba.cuda.get_current_device", lambda: types.SimpleNamespace(), raising=False)
+    roof = device_roofline(types.SimpleNamespace(name="cuda"))
+    assert roof["nominal"] and roof["sms"] == NOMINAL_H100["sms"]
+    assert "MultiProcessorCount" in roof["read_error"]

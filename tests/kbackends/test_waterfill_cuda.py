@@ -1,0 +1,131 @@
+"""The cuda water levels (radix bracketing; sorts and a scan for the two basins)
+against float64 oracles, run under the simulator or on a GPU: sizes 0 / 1 / odd /
+several tiles, ties, constant heights, many and empty segments, both dtypes."""
+
+import os
+
+import numpy as np
+import pytest
+
+import kbackends
+from kbackends._xp_utils import to_numpy
+
+pytestmark = pytest.mark.cuda
+
+
+@pytest.fixture
+def gpu():
+    """The cuda backend: the simulator when the run enabled it, else a real GPU."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return kbackends.resolve("cudasim")
+    if "cuda" not in kbackends.available_backends():
+        pytest.skip("no CUDA GPU here and the simulator is off")
+    return kbackends.resolve("cuda")
+
+
+def oracle(c, v):
+    """Float64 level by the definition (sorted prefix sums, first k that fits); NaN if empty."""
+    c = np.sort(np.asarray(c, dtype=np.float64))
+    if c.size == 0:
+        return np.nan
+    if v <= 0:
+        return c[0]
+    level = (v + np.cumsum(c)) / np.arange(1, c.size + 1)
+    return level[np.argmax(np.r_[level[:-1] <= c[1:], True])]
+
+
+def _levels(bk, c, volumes, offsets):
+    from kbackends.kernels.waterfill._cuda import water_level
+
+    xp = bk.xp
+    got = water_level(bk.asarray(c), bk.asarray(np.asarray(volumes, dtype=np.float64)),
+                      bk.asarray(np.asarray(offsets, dtype=np.int64)), xp=xp)
+    return np.asarray(to_numpy(got), dtype=np.float64)
+
+
+def _check(bk, dtype_name, parts, volumes):
+    c = np.concatenate([np.asarray(p, dtype=np.float64) for p in parts] + [np.zeros(0)]).astype(dtype_name)
+    offsets = np.r_[0, np.cumsum([len(p) for p in parts])]
+    got = _levels(bk, c, volumes, offsets)
+    segs = [c[offsets[s]:offsets[s + 1]].astype(np.float64) for s in range(len(parts))]
+    want = [oracle(seg, v) for seg, v in zip(segs, volumes)]
+    # per segment: relative to its heights and volume (absolute 1 + those unless all are tiny)
+    scale = np.array([(np.abs(seg).max() if seg.size else 0.0) + v for seg, v in zip(segs, volumes)])
+    scale = np.where(scale < 1e-20, scale, 1 + scale)
+    tol = (2e-6 if dtype_name == "float32" else 1e-12) * scale
+    want = np.asarray(want)
+    empty = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), empty)  # NaN where (and only where) a segment is empty
+    error = np.abs(got - want)[~empty]
+    assert np.all(error <= tol[~empty]), (got, want, tol)
+
+
+@pytest.mark.parametrize("volume", [0.0, 1e-9, 1.0, 1e9])
+def test_adversarial_segments(gpu, dtype_name, volume):
+    rng = np.random.default_rng(0)
+    parts = [
+        [3.5],  # one value
+        rng.standard_normal(7),  # odd
+        [],  # empty: NaN
+        rng.integers(0, 3, 33).astype(float),  # ties
+        np.full(9, -2.25),  # constant
+        np.r_[np.zeros(5), 1e6],  # one outlier
+        -np.arange(11.0),  # reversed, negative
+        [-0.0, 0.0, 0.0],  # signed zeros (keys either side of the sign bit)
+        1.0 + np.arange(6) * np.finfo(np.float32).eps,  # differ in the last digit of the key only
+    ]
+    _check(gpu, dtype_name, parts, [volume * (s + 1) for s in range(len(parts))])
+
+
+@pytest.mark.parametrize("case", ["normal", "ties", "constant"])
+def test_a_segment_over_several_tiles(gpu, dtype_name, case):
+    from kbackends.kernels.waterfill._cuda import _TILE
+
+    rng = np.random.default_rng(1)
+    n = 2 * _TILE + 17  # three tiles, the last one partial
+    c = {"normal": rng.standard_normal(n) * 100, "ties": rng.integers(-2, 2, n).astype(float),
+         "constant": np.full(n, 7.0)}[case]
+    _check(gpu, dtype_name, [c[:5], c[5:]], [0.5, 0.37 * n])
+
+
+def test_many_segments_at_once(gpu):
+    rng = np.random.default_rng(2)
+    sizes = rng.integers(0, 6, 25)
+    parts = [rng.standard_normal(int(m)) for m in sizes]
+    _check(gpu, "float32", parts, list(rng.random(25) * 3))
+
+
+def test_heights_across_the_exponent_range(gpu, dtype_name):
+    """Tiny, huge, negative and subnormal heights: every key digit decides somewhere."""
+    tiny = np.finfo(dtype_name).smallest_subnormal
+    parts = [np.r_[1e-30, -1e-30, 3 * tiny, tiny, 0.0, 1e30, -1e30, 2.0], np.r_[tiny, 2 * tiny, 5 * tiny]]
+    _check(gpu, dtype_name, parts, [1e30, 3 * float(tiny)])
+
+
+def test_no_segment(gpu):
+    assert _levels(gpu, np.zeros(0, dtype=np.float32), [], [0]).shape == (0,)
+
+
+def test_levels_repeat_bit_for_bit(gpu):
+    """The level's count and sum are fixed-order trees: two calls agree exactly."""
+    rng = np.random.default_rng(3)
+    c = rng.standard_normal(3000).astype(np.float32)
+    first = _levels(gpu, c, [5.0, 9.0], [0, 1234, 3000])
+    np.testing.assert_array_equal(first, _levels(gpu, c, [5.0, 9.0], [0, 1234, 3000]))
+
+
+@pytest.mark.parametrize("sizes", [(1, 1), (1, 6), (9, 2), (40, 40)])
+@pytest.mark.parametrize("volume", [0.0, 0.5, 1e6])
+def test_biased_matches_the_sort_reference(gpu, dtype_name, sizes, volume):
+    from kbackends.kernels.waterfill._cuda import water_level_biased
+    from kbackends.kernels.waterfill._xp import water_level_biased as reference
+
+    rng = np.random.default_rng(4)
+    n_pos, n_neg = sizes
+    c = rng.integers(-3, 4, n_pos + n_neg).astype(dtype_name)  # ties across and within classes
+    y = rng.permutation(np.r_[np.ones(n_pos, dtype=np.int64), -np.ones(n_neg, dtype=np.int64)])
+    gamma, b = water_level_biased(gpu.asarray(c), gpu.asarray(y), volume, xp=gpu.xp)
+    want_gamma, want_b = reference(c.astype(np.float64), y, volume, xp=np)
+    tol = (1e-5 if dtype_name == "float32" else 1e-12) * (4 + volume)
+    assert float(to_numpy(gamma)) == pytest.approx(float(want_gamma), abs=tol)
+    assert float(to_numpy(b)) == pytest.approx(float(want_b), abs=tol)
