@@ -47,6 +47,7 @@ __all__ = [
     "psi",
     "dpsi",
     "dpsi_scalar",
+    "dpsi_typed",
 ]
 
 
@@ -253,3 +254,17 @@ def dpsi_scalar(u, y, code, beta):
         r = 1.0 - y * u
         return -y * r if r > 0.0 else 0.0
     return -y / (1.0 + math.exp(beta * (y * u - 1.0)))
+
+
+@register_jitable
+def dpsi_typed(u, y, code, beta, one):
+    """:func:`dpsi_scalar` in the float type of ``one`` (``one`` = 1 of that type): every
+    constant is made from ``one``, so a float32 CUDA kernel stays float32 (no float64
+    literal promotes it; the PTX pass checks)."""
+    zero = one - one
+    if code == 0:
+        return -y / (one + math.exp(y * u))
+    if code == 1:
+        r = one - y * u
+        return -y * r if r > zero else zero
+    return -y / (one + math.exp(beta * (y * u - one)))

@@ -27,14 +27,13 @@ not beat a CPU core by much; larger ones use more of the block's 256 threads.
 float32 in, float32 arithmetic (the constants are typed, no float64).
 """
 
-import math
 
 import numpy as np
 from numba import config, cuda
-from numba.extending import register_jitable
 
 from .._cuda_launch import contiguous, launch_stream
-from ._xp import LOSSES, METHODS, dpsi
+from ...losses import PSI_CODES, dpsi, dpsi_typed
+from ._xp import METHODS
 
 # Under the simulator every thread and barrier is a Python thread switch: the
 # same kernel runs with a smaller block (the code does not depend on the width).
@@ -46,18 +45,6 @@ _SIG = ("void({f}[:, ::1], int64[::1], int64[:, ::1], int64, int64, int64, {f}[:
         " int64[:, ::1], {f}[:, ::1], {f}[::1], {f}[::1], {f}[::1], {f}[::1], int64, int64, {f}, {f}, {f}, {f}, {f},"
         " int64, {f}[::1], {f}[::1])")
 PTX_SIGNATURES = {"_steps": [_SIG.format(f="float32"), _SIG.format(f="float64")]}
-
-
-@register_jitable
-def _dpsi(u, y, loss, beta, one):
-    """d/du of the loss (codes of ``_xp.LOSSES``) in the dtype of ``one``."""
-    zero = one - one
-    if loss == 0:
-        return -y / (one + math.exp(y * u))
-    if loss == 1:
-        r = one - y * u
-        return -y * r if r > zero else zero
-    return -y / (one + math.exp(beta * (y * u - one)))
 
 
 @cuda.jit
@@ -86,8 +73,8 @@ def _steps(X, cls, batches, t0, n_outer, k_in, anchors, G, D, nbr_idx, nbr_w, u_
                 s = w[d]
                 for c in range(d):
                     s += anchors[j, c] * w[c]
-                D[0, j] = _dpsi(s, -one, loss, beta, one)
-                D[1, j] = _dpsi(s, one, loss, beta, one)
+                D[0, j] = dpsi_typed(s, -one, loss, beta, one)
+                D[1, j] = dpsi_typed(s, one, loss, beta, one)
             cuda.syncthreads()
             for c in range(tid, d + 1, _THREADS):
                 h0 = zero
@@ -118,13 +105,13 @@ def _steps(X, cls, batches, t0, n_outer, k_in, anchors, G, D, nbr_idx, nbr_w, u_
                     step //= 2
                 if lane == 0 and b < p:
                     y = one if cls[i] else -one
-                    a = _dpsi(part[tid] + w[d], y, loss, beta, one)
+                    a = dpsi_typed(part[tid] + w[d], y, loss, beta, one)
                     if code == 1:
                         ci = cls[i]
                         for q in range(k):
                             a -= nbr_w[i, q] * D[ci, nbr_idx[i, q]]
                     elif code == 2:
-                        a -= _dpsi(u_ref[i], y, loss, beta, one)
+                        a -= dpsi_typed(u_ref[i], y, loss, beta, one)
                     coef[b] = a * inv_p
             cuda.syncthreads()
             # (b) per weight: gradient, record, proximal step
@@ -160,7 +147,7 @@ def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, 
     w, record_g, record_w : arrays of shape (d + 1,)
         The last iterate, and the gradient and weights at step ``record_step``.
     """
-    code, lcode = METHODS[method], LOSSES[loss]
+    code, lcode = METHODS[method], PSI_CODES[loss]
     dt = X.dtype
     typed = np.dtype(str(dt)).type
     n = X.shape[0]
