@@ -39,7 +39,8 @@ from pathlib import Path
 import numpy as np
 
 from algorithms import _datafile
-from algorithms._registry import ALGORITHMS, CLI_DEFAULTS, DATA_KINDS
+from algorithms._params import REQUIRED
+from algorithms._registry import ALGORITHMS, DATA_KINDS
 
 DEMO_VARIANTS = ("dsg", "udsg", "cdsg")
 PREDICT_CHUNK_ROWS = 16_384  # sparse files are densified this many rows at a time for predict
@@ -168,40 +169,41 @@ def _parse(kind, text, what):
         raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
 
 
-# fit keyword -> (parser or "bool" or "choice", metavar, help); the flag is --name-with-dashes
+# fit keyword -> (parser or "bool" or "choice", metavar, how the text is written): the
+# flag is --name-with-dashes; what the option means, its default and its allowed values
+# come from the algorithm's parameter table (algorithms/_params.py), declared once there.
 OPTIONS = {
-    "loss": ("choice", "LOSS", "loss function"),
-    "kernel": ("choice", "KERNEL", "kernel"),
-    "gamma": (_gamma, "GAMMA", "kernel width: a number > 0, or 'median' (1 / median squared distance)"),
-    "lam": (_nonneg_float, "LAM", "penalty weight lambda (>= 0; tsgsu: > 0)"),
-    "n_iter": (_positive_int, "N", "iterations (auto: sbp one per row, tsgs3vm one pass over the larger "
-                                   "of the labelled and unlabelled rows)"),
-    "batch_size": (_positive_int, "N", "rows per mini-batch"),
-    "block_size": (_positive_int, "N", "random features per block"),
-    "step": (_positive_float, "STEP", "step size (> 0)"),
-    "precondition": (_precondition, "RIDGE", "relative ridge of the block preconditioner (> 0), or 'none' "
-                                             "(also 0) for the papers' plain gradient steps"),
-    "average": ("bool", None, "return the average of the iterates, not the last one"),
-    "C": (_positive_float, "C", "weight of the labelled hinge loss (> 0)"),
-    "C_star": (_nonneg_float, "C_STAR", "weight of the unlabelled loss (>= 0; auto: C * labelled / unlabelled)"),
-    "unlabeled_loss": ("choice", "LOSS", "loss on unlabelled rows"),
-    "balance": ("bool", None, "keep the mean prediction on unlabelled rows at the labelled class balance"),
-    "feature_budget": (_budget, "N", "at most N random features (an integer or 'sqrt' of the unlabelled rows; "
-                                     "auto: no limit)"),
-    "prior": (_open_unit, "PRIOR", "class prior of --positive-class, in (0, 1), not 1/2 (auto: estimated, "
-                                   "the larger class is positive)"),
-    "correction": ("choice", "KIND", "non-negative risk correction"),
-    "nu": (_positive_float, "NU", "allowed average slack (> 0)"),
-    "bias": ("bool", None, "learn an unregularised bias"),
-    "penalty": ("choice", "PENALTY", "regulariser"),
-    "l1_ratio": (_unit, "RATIO", "elastic-net mix, in [0, 1]"),
-    "n_anchors": (_positive_int, "N", "anchor points of the anchor graph"),
-    "k_nearest": (_positive_int, "K", "anchors per row in the anchor graph"),
-    "inner_iter": (_positive_int, "N", "inner iterations per outer loop (auto: 20 for s3gd and sgd, 50 for svrg)"),
-    "max_epochs": (_positive_float, "EPOCHS", "passes over the data"),
-    "max_time": (_positive_float, "SECONDS", "stop after this many seconds of training (auto: no limit)"),
+    "loss": ("choice", "LOSS", ""),
+    "kernel": ("choice", "KERNEL", ""),
+    "gamma": (_gamma, "GAMMA", "a number > 0, or 'median'"),
+    "lam": (_nonneg_float, "LAM", ""),
+    "n_iter": (_positive_int, "N", "auto: sbp one per row, tsgs3vm one pass over the larger of the labelled "
+                                   "and unlabelled rows"),
+    "batch_size": (_positive_int, "N", ""),
+    "block_size": (_positive_int, "N", ""),
+    "step": (_positive_float, "STEP", ""),
+    "precondition": (_precondition, "RIDGE", "a relative ridge > 0, or 'none' (also 0) for the papers' plain "
+                                             "gradient steps"),
+    "average": ("bool", None, ""),
+    "C": (_positive_float, "C", ""),
+    "C_star": (_nonneg_float, "C_STAR", "auto: C * labelled / unlabelled"),
+    "unlabeled_loss": ("choice", "LOSS", ""),
+    "balance": ("bool", None, ""),
+    "feature_budget": (_budget, "N", "an integer or 'sqrt' of the unlabelled rows; auto: no limit"),
+    "prior": (_open_unit, "PRIOR", "of --positive-class, in (0, 1), not 1/2; auto: estimated, the larger "
+                                   "class is positive"),
+    "correction": ("choice", "KIND", ""),
+    "nu": (_positive_float, "NU", ""),
+    "bias": ("bool", None, ""),
+    "penalty": ("choice", "PENALTY", ""),
+    "l1_ratio": (_unit, "RATIO", ""),
+    "n_anchors": (_positive_int, "N", ""),
+    "k_nearest": (_positive_int, "K", ""),
+    "inner_iter": (_positive_int, "N", "auto: 20 for s3gd and sgd, 50 for svrg"),
+    "max_epochs": (_positive_float, "EPOCHS", ""),
+    "max_time": (_positive_float, "SECONDS", "auto: no limit"),
     "class_weight": (_class_weight, "WEIGHT", "'balanced' or 'none'"),
-    "method": ("choice", "METHOD", "s3gd, or the baselines on the same loop: sgd, svrg"),
+    "method": ("choice", "METHOD", ""),
 }
 
 
@@ -209,13 +211,17 @@ def _show(value):
     return "auto" if value is None else str(value)
 
 
-def _option_help(name, help_text):
-    """The help of one option: which algorithms take it, their choices and defaults."""
+def _option_help(name, note):
+    """The help of one option: what it means (the first taker's table), how it is
+    written, which algorithms take it, their choices and defaults."""
     rows = [row for row in ALGORITHMS.values() if name in row.options]
+    # The table's doc, less what None means in Python (the note says how to write it here).
+    help_text = rows[0].help(name).split("; None:")[0] + (f" ({note})" if note else "")
     groups = {}
     for row in rows:
-        default = CLI_DEFAULTS.get(row.name, {}).get(name, row.defaults().get(name))
-        key = (tuple(row.choices.get(name, ())), _show(default))
+        default = row.defaults().get(name)
+        choices = row.choices.get(name, ()) if OPTIONS[name][0] == "choice" else ()
+        key = (tuple(choices), _show(default))
         groups.setdefault(key, []).append(row.name)
     parts = []
     for (choices, default), names in groups.items():
@@ -252,7 +258,9 @@ def _fit_kwargs(args):
     for name, takers in own.items():
         if getattr(args, name) is not None and args.algo not in takers:
             raise UsageError(f"--{name.replace('_', '-')} applies to --algo {' / '.join(takers)} only")
-    kwargs = {**CLI_DEFAULTS.get(row.name, {}), **row.fixed, **given, "random_state": args.seed,
+    required = {name: default for name, default in row.defaults().items()
+                if row.params[name].default is REQUIRED}  # SBP's nu: its estimator's default
+    kwargs = {**required, **row.fixed, **given, "random_state": args.seed,
               "backend": args.backend}
     if args.dtype is not None:
         kwargs["dtype"] = args.dtype

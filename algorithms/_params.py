@@ -80,6 +80,7 @@ class Constraint:
     type_ok: Callable[[Any], bool]
     value_ok: Callable[[Any], bool] = lambda v: True
     convert: Callable[[Any], Any] = lambda v: v
+    values: tuple = ()  # the constants an `options` constraint admits (a command line's choices)
 
     def check(self, name, value):
         """The converted value, or TypeError / ValueError naming ``name``."""
@@ -153,7 +154,7 @@ def options(*values):
                    for o in values)
 
     text = "one of " + repr(tuple(values)) if len(values) > 1 else repr(values[0])
-    return Constraint(text, type_ok, value_ok, lambda v: bool(v) if isinstance(v, np.bool_) else v)
+    return Constraint(text, type_ok, value_ok, lambda v: bool(v) if isinstance(v, np.bool_) else v, tuple(values))
 
 
 def boolean():
@@ -183,6 +184,10 @@ class _Either:
     @property
     def text(self):
         return " or ".join(c.text for c in self.constraints)
+
+    @property
+    def values(self):
+        return tuple(v for c in self.constraints for v in c.values)
 
     def check(self, name, value):
         typed = False
@@ -246,6 +251,11 @@ class Param:
     @property
     def init_default(self):
         return self.default if self.estimator_default is REQUIRED else self.estimator_default
+
+    @property
+    def choices(self):
+        """The string constants the constraint admits (("rbf", "laplacian") for ``kernel``)."""
+        return tuple(v for v in self.constraint.values if isinstance(v, str))
 
 
 class ParamTable:

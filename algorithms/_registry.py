@@ -12,11 +12,7 @@ without an import cycle.
 from __future__ import annotations
 
 import importlib
-import inspect
 from dataclasses import dataclass, field
-
-from kbackends.ops import RESPONSE_KERNELS
-from kbackends.random import KERNELS
 
 #: What each kind of training data is, for the command line.
 DATA_KINDS = {
@@ -46,9 +42,9 @@ class Algorithm:
     fixed : dict
         Keyword arguments of ``fit`` that the name fixes.
     options : tuple of str
-        ``fit`` keywords the command line offers (flag ``--name-with-dashes``).
-    choices : dict
-        Allowed values of the string-valued options, for this algorithm.
+        ``fit`` keywords the command line offers (flag ``--name-with-dashes``); their
+        defaults, allowed values and help come from the module's parameter table
+        (``PARAMS``, :mod:`algorithms._params`): declared once, there.
     model_names : tuple of str
         Values of ``model.algorithm`` this row's fit writes (default: ``(name,)``).
     """
@@ -60,7 +56,6 @@ class Algorithm:
     summary: str
     fixed: dict = field(default_factory=dict)
     options: tuple = ()
-    choices: dict = field(default_factory=dict)
     model_names: tuple = ()
 
     @property
@@ -82,16 +77,28 @@ class Algorithm:
         """The functional ``predict(model, X)``."""
         return self.load_module().predict
 
+    @property
+    def params(self):
+        """The module's parameter table (:class:`algorithms._params.ParamTable`)."""
+        return self.load_module().PARAMS
+
     def defaults(self):
-        """``{option: default}`` of this row's options, read from ``fit``'s signature
-        (so the help text never disagrees with the function)."""
-        params = inspect.signature(self.fit).parameters
-        return {name: params[name].default for name in self.options if name in params}
+        """``{option: default}`` of this row's options: the table's default, or its
+        estimator's where the function has none (SBP's ``nu``)."""
+        return {name: self.params[name].init_default for name in self.options}
+
+    @property
+    def choices(self):
+        """``{option: allowed strings}`` of the string-valued options, from the table."""
+        return {name: self.params[name].choices for name in self.options if self.params[name].choices}
+
+    def help(self, name):
+        """The table's one-line doc of an option."""
+        return self.params[name].doc
 
 
 _RFF = ("kernel", "gamma", "n_iter", "batch_size", "block_size", "step", "precondition")
 _DSG = ("loss", "lam", *_RFF, "average")
-_DSG_CHOICES = {"loss": ("hinge", "squared_hinge", "logistic", "squared"), "kernel": tuple(KERNELS)}
 
 ALGORITHMS = {
     row.name: row
@@ -99,40 +106,29 @@ ALGORITHMS = {
         Algorithm("dsg", "algorithms.dsg", "RFFModel", "supervised",
                   "doubly stochastic gradients, a new block of random features per iteration "
                   "(--loss squared: regression)",
-                  fixed={"variant": "dsg"}, options=_DSG, choices=_DSG_CHOICES),
+                  fixed={"variant": "dsg"}, options=_DSG),
         Algorithm("udsg", "algorithms.dsg", "RFFModel", "supervised",
                   "DSG alternating new blocks with updates of old ones",
-                  fixed={"variant": "udsg"}, options=_DSG, choices=_DSG_CHOICES),
+                  fixed={"variant": "udsg"}, options=_DSG),
         Algorithm("cdsg", "algorithms.dsg", "RFFModel", "supervised",
                   "DSG updating one old block at a time (coordinate steps)",
-                  fixed={"variant": "cdsg"}, options=_DSG, choices=_DSG_CHOICES),
+                  fixed={"variant": "cdsg"}, options=_DSG),
         Algorithm("tsgs3vm", "algorithms.tsgs3vm", "RFFModel", "semi-supervised",
                   "semi-supervised SVM by triply stochastic gradients",
-                  options=("C", "C_star", "unlabeled_loss", *_RFF, "balance", "feature_budget"),
-                  choices={"unlabeled_loss": ("shg", "sshg", "ramp", "da"), "kernel": tuple(KERNELS)}),
+                  options=("C", "C_star", "unlabeled_loss", *_RFF, "balance", "feature_budget")),
         Algorithm("tsgsu", "algorithms.tsgsu", "RFFModel", "su",
                   "classification from similar pairs and unlabelled points (SU)",
-                  options=("prior", "loss", "correction", "lam", *_RFF, "average"),
-                  choices={"loss": ("squared", "logistic"), "correction": ("abs", "relu", "none"),
-                           "kernel": tuple(KERNELS)}),
+                  options=("prior", "loss", "correction", "lam", *_RFF, "average")),
         Algorithm("sbp", "algorithms.sbp", "KernelExpansionModel", "supervised",
                   "kernel SVM by the stochastic batch perceptron",
-                  options=("nu", "kernel", "gamma", "bias", "n_iter", "batch_size"),
-                  choices={"kernel": tuple(RESPONSE_KERNELS)}),
+                  options=("nu", "kernel", "gamma", "bias", "n_iter", "batch_size")),
         Algorithm("s3gd", "algorithms.s3gd", "LinearModel", "supervised",
                   "linear classifier by S3GD (--method sgd / svrg: the baselines on the same loop)",
                   options=("loss", "penalty", "lam", "l1_ratio", "n_anchors", "k_nearest", "step", "inner_iter",
                            "batch_size", "max_epochs", "max_time", "class_weight", "method"),
-                  choices={"loss": ("logistic", "squared_hinge", "smooth_hinge"),
-                           "penalty": ("l2", "l1", "elasticnet"), "method": ("s3gd", "sgd", "svrg"),
-                           "class_weight": ("balanced",)},
                   model_names=("s3gd", "sgd", "svrg")),
     )
 }
-
-#: Keyword arguments the command line passes to ``fit`` where the function has no
-#: usable default (SBP's ``nu`` is required; 0.01 is its estimator's default).
-CLI_DEFAULTS = {"sbp": {"nu": 0.01}}
 
 
 def for_model(algorithm):
