@@ -36,8 +36,9 @@ from sklearn.utils.metaestimators import available_if
 from kbackends import resolve
 from kbackends.random import KERNELS
 
-from . import _engine
+from . import _engine, distributed
 from ._losses import SOFTMAX, SUPERVISED_LOSSES
+from .distributed import is_dask_array, map_rows
 from ._model import RFFModel
 from ._validation import (
     check_choice,
@@ -142,6 +143,8 @@ def fit(
     -------
     RFFModel
     """
+    if distributed.is_dask_array(X):  # data-parallel on the current dask.distributed Client
+        return distributed.fit(fit, "dsg", **locals())
     bk = resolve(backend, X, y)
     X = check_X(X, bk, dtype)
     check_choice("loss", loss, LOSSES)
@@ -237,6 +240,8 @@ def _targets(y, X, bk, loss):
 def decision_function(model, X, *, backend="auto"):
     """Decision values of ``X``: shape (n_samples,) for binary and regression,
     (n_samples, n_classes) for more classes; on ``X``'s backend."""
+    if is_dask_array(X):  # lazily, chunk by chunk: a dask array out
+        return map_rows(decision_function, X, model)
     bk = resolve(backend, X)
     X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None)
     check_n_features(X, model.n_features_in)
@@ -246,6 +251,8 @@ def decision_function(model, X, *, backend="auto"):
 
 def predict(model, X, *, backend="auto"):
     """Predicted labels (classification) or values (regression) for ``X``."""
+    if is_dask_array(X):
+        return map_rows(predict, X, model)
     bk = resolve(backend, X)
     f = decision_function(model, X, backend=bk)
     xp = bk.xp

@@ -42,6 +42,7 @@ from kbackends import get_kernel, ops, resolve
 from kbackends._xp_utils import to_numpy
 
 from ._estimator import FunctionalClassifier
+from .distributed import is_dask_array, map_rows
 from ._model import LinearModel
 from ._validation import (
     check_choice,
@@ -412,6 +413,8 @@ def _pearson(a, b):
 def decision_function(model, X, *, backend="auto"):
     """Decision values ``X @ coef.T + intercept``: shape (n_samples,) for two classes,
     (n_samples, n_classes) otherwise; on ``X``'s backend."""
+    if is_dask_array(X):  # lazily, chunk by chunk: a dask array out
+        return map_rows(decision_function, X, model)
     bk = resolve(backend, X)
     xp = bk.xp
     X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None)
@@ -423,6 +426,8 @@ def decision_function(model, X, *, backend="auto"):
 
 def predict(model, X, *, backend="auto"):
     """Predicted class labels for ``X``."""
+    if is_dask_array(X):
+        return map_rows(predict, X, model)
     bk = resolve(backend, X)
     xp = bk.xp
     f = decision_function(model, X, backend=bk)

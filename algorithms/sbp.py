@@ -57,6 +57,7 @@ from kbackends import get_kernel, ops, resolve
 from kbackends._xp_utils import to_numpy
 
 from ._estimator import FunctionalClassifier
+from .distributed import is_dask_array, map_rows
 from ._model import KernelExpansionModel
 from ._validation import (
     check_choice,
@@ -378,6 +379,8 @@ def _block_response(X, rows, coef, xp, bk, kernel, gamma, chunk_elements=1 << 22
 def decision_function(model, X, *, backend="auto"):
     """Decision values of ``X``: shape (n_samples,) for two classes, else
     (n_samples, n_classes); the expansion is evaluated in row chunks."""
+    if is_dask_array(X):  # lazily, chunk by chunk: a dask array out
+        return map_rows(decision_function, X, model)
     bk = resolve(backend, X)
     X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None)
     check_n_features(X, model.n_features_in)
@@ -387,6 +390,8 @@ def decision_function(model, X, *, backend="auto"):
 
 def predict(model, X, *, backend="auto"):
     """Predicted class labels for ``X``, on ``X``'s backend."""
+    if is_dask_array(X):
+        return map_rows(predict, X, model)
     bk = resolve(backend, X)
     f = decision_function(model, X, backend=bk)
     xp = bk.xp

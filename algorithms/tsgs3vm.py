@@ -39,7 +39,7 @@ from kbackends import resolve
 from kbackends._xp_utils import to_numpy
 from kbackends.random import KERNELS
 
-from . import _engine
+from . import _engine, distributed
 from ._losses import HINGE, UNLABELED_LOSSES
 from ._estimator import FunctionalClassifier
 from ._model import RFFModel
@@ -123,6 +123,8 @@ def fit(
     RFFModel
         ``algorithm="tsgs3vm"``; predict with :func:`predict`.
     """
+    if distributed.is_dask_array(X):  # data-parallel on the current dask.distributed Client
+        return distributed.fit(fit, "tsgs3vm", **locals())
     bk = resolve(backend, X, y, X_unlabeled)
     xp = bk.xp
     X = check_X(X, bk, dtype)

@@ -66,7 +66,7 @@ from kbackends import resolve
 from kbackends._xp_utils import to_numpy
 from kbackends.random import KERNELS
 
-from . import _engine
+from . import _engine, distributed
 from ._estimator import FunctionalClassifier
 from ._losses import Loss
 from ._model import RFFModel
@@ -422,6 +422,8 @@ def fit(
         Bad shapes, a prior of 1/2 or outside (0, 1), or an estimate of it
         that is undefined (see :func:`estimate_prior`).
     """
+    if distributed.is_dask_array(X_similar):  # data-parallel on the current dask.distributed Client
+        return distributed.fit(fit, "tsgsu", **locals())
     bk = resolve(backend, X_similar, X_unlabeled)
     xp = bk.xp
     X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar")
