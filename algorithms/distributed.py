@@ -114,10 +114,10 @@ def map_rows(method, X, *args):
     probe = method(*args, _zeros_like_meta(meta, (1, X.shape[1]), X.dtype))
     if probe.ndim == 1:
         return X.map_blocks(lambda b: method(*args, b), drop_axis=1, dtype=probe.dtype,
-                            meta=meta[:0, 0].astype(probe.dtype), name="kbackends-predict")
+                            meta=_zeros_like_meta(meta, (0,), probe.dtype), token="kbackends-predict")
     k = probe.shape[1]
     return X.map_blocks(lambda b: method(*args, b), chunks=(X.chunks[0], (k,)), dtype=probe.dtype,
-                        meta=meta[:0, :0].astype(probe.dtype), name="kbackends-predict")
+                        meta=_zeros_like_meta(meta, (0, 0), probe.dtype), token="kbackends-predict")
 
 
 def _zeros_like_meta(meta, shape, dtype):

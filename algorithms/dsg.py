@@ -350,6 +350,10 @@ class _DSGEstimator(BaseEstimator):
         if y is None:
             msg = f"{type(self).__name__} requires y to be passed, but the target y is None"
             raise ValueError(msg)
+        if is_dask_array(X):  # the data stay on the cluster: fit validates them there
+            self.model_ = fit(X, y, **self._fit_params())
+            self.n_features_in_ = self.model_.n_features_in
+            return self
         X, y = sklearn_validate(self, X, y, reset=True)
         self.model_ = fit(X, y, **self._fit_params())
         self.n_features_in_ = self.model_.n_features_in
@@ -359,6 +363,8 @@ class _DSGEstimator(BaseEstimator):
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "model_")
+        if is_dask_array(X):
+            return decision_function(self.model_, X)
         X = sklearn_validate(self, X, None, reset=False)
         return decision_function(self.model_, X)
 
@@ -367,8 +373,22 @@ class _DSGEstimator(BaseEstimator):
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "model_")
+        if is_dask_array(X):
+            return predict(self.model_, X)
         X = sklearn_validate(self, X, None, reset=False)
         return predict(self.model_, X)
+
+    def partial_fit(self, X, y, classes=None):
+        """Continue the fit on one batch of rows (for data streamed by your own loader).
+
+        Each call runs ``ceil(len(X) / batch_size)`` iterations sampling from this
+        batch, resuming the step schedule, the blocks and the coefficients where the
+        last call left them; ``classes`` (classifiers) and ``gamma="median"`` are
+        fixed by the first call. ``n_iter`` is not used.
+        """
+        from . import distributed
+
+        return distributed.partial_fit(self, X, y, classes=classes)
 
 
 class DSGClassifier(ClassifierMixin, _DSGEstimator):
@@ -397,7 +417,7 @@ class DSGClassifier(ClassifierMixin, _DSGEstimator):
     def fit(self, X, y):
         from sklearn.utils.multiclass import check_classification_targets
 
-        if is_numpy_like(y):
+        if is_numpy_like(y) and not is_dask_array(X):
             check_classification_targets(y)
         super().fit(X, y)
         self.classes_ = np.asarray(self.model_.classes)
@@ -410,6 +430,8 @@ class DSGClassifier(ClassifierMixin, _DSGEstimator):
     @available_if(lambda self: self.loss == "logistic")
     def predict_proba(self, X):
         """Class probabilities (``loss="logistic"`` only)."""
+        if is_dask_array(X):
+            return map_rows(self.predict_proba, X)
         f = self.decision_function(X)
         xp = resolve("auto", f).xp
         if f.ndim == 1:
