@@ -122,19 +122,24 @@ def _kill_one_worker(client):
     return address
 
 
-def test_a_worker_killed_mid_fit_is_recovered_from(client, ijcnn1, dsg_single_accuracy):
-    X, y, Xt, yt = ijcnn1
-    Xd, yd = da.from_array(X, chunks=(1500, -1)), da.from_array(y, chunks=1500)
-    killed = {}
+def _killer(client, killed):
+    """A fit callback that kills one worker after the first round (once)."""
 
-    def kill_after_first_round(info):
+    def kill(info):
         if not killed:
             killed["address"] = _kill_one_worker(client)
             killed["at"] = time.monotonic()
         return False
 
+    return kill
+
+
+def test_a_worker_killed_mid_fit_is_recovered_from(client, ijcnn1, dsg_single_accuracy):
+    X, y, Xt, yt = ijcnn1
+    Xd, yd = da.from_array(X, chunks=(1500, -1)), da.from_array(y, chunks=1500)
+    killed = {}
     with dask.config.set({"kbackends.sync_every": 4}):
-        model = dsg.fit(Xd, yd, callback=kill_after_first_round, **DSG_ARGS)
+        model = dsg.fit(Xd, yd, callback=_killer(client, killed), **DSG_ARGS)
     assert time.monotonic() - killed["at"] < 60
     stats = model.params["distributed"]
     assert stats["recoveries"] >= 1 and killed["address"] in " ".join(stats["lost"])
@@ -150,16 +155,9 @@ def test_a_lost_worker_without_recovery_is_a_clear_error_and_the_cluster_stays_u
     X, y, _, _ = ijcnn1
     Xd, yd = da.from_array(X, chunks=(1500, -1)), da.from_array(y, chunks=1500)
     killed = {}
-
-    def kill(info):
-        if not killed:
-            killed["address"] = _kill_one_worker(client)
-            killed["at"] = time.monotonic()
-        return False
-
     with dask.config.set({"kbackends.sync_every": 4, "kbackends.max_recoveries": 0}):
         with pytest.raises(kdist.WorkerLostError, match="left the cluster") as error:
-            dsg.fit(Xd, yd, callback=kill, **DSG_ARGS)
+            dsg.fit(Xd, yd, callback=_killer(client, killed), **DSG_ARGS)
     assert time.monotonic() - killed["at"] < 60
     assert killed["address"] in str(error.value)
 
