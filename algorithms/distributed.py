@@ -141,8 +141,7 @@ _LOCAL_LOCK = threading.Lock()
 @dataclasses.dataclass
 class _LocalFit:
     spec: object  # _Spec
-    parts: list | None  # this worker's rows per row set (memory mode), None when streaming
-    sources: list | None
+    sources: list | None  # the worker's rows as engine sources (memory mode), None when streaming
     bk: object
     settings: object
     state: object  # EngineState
@@ -157,7 +156,7 @@ class _Spec:
     templates: list  # per source: (loss, weight, batch_size, curvature)
     settings: object  # EngineSettings (callback removed)
     dtype: str
-    builder: object  # callable(parts, spec) -> list of (X, y) per source
+    builder: object  # callable(parts, context, bk, dtype) -> list of (X, y) per source
     context: dict  # what the builder needs (classes, loss, unlabeled_label, ...)
     capacity_blocks: int
 
@@ -172,6 +171,8 @@ def _concat(chunks):
 
 def _build_sources(spec, parts):
     """Engine sources from a worker's rows: ``parts[row set][array]`` is a list of chunks."""
+    if any(len(chunks) == 0 for rows in parts for chunks in rows):
+        return None, None  # fewer chunks of some row set than workers
     merged = [[_concat(chunks) for chunks in rows] for rows in parts]
     bk = resolve("auto", merged[0][0])
     xp = bk.xp
@@ -229,7 +230,7 @@ def _init_local(token, spec, worker_seed, synced, *parts):
         bk, sources, n_rows = resolve(spec.context.get("backend", "cpu")), None, 0
     settings = dataclasses.replace(spec.settings, cache_predictions=False)
     state = _fresh_state(spec, bk, worker_seed, synced)
-    local = _LocalFit(spec=spec, parts=None, sources=sources, bk=bk, settings=settings, state=state,
+    local = _LocalFit(spec=spec, sources=sources, bk=bk, settings=settings, state=state,
                       start=_snapshot(state, bk.xp))
 
     def record(info):
@@ -502,7 +503,7 @@ class _ClusterRun:
         if not self.stream:
             stops = list(range(sync_every, n_iter, sync_every)) + [n_iter]
             return [(stop, None) for stop in stops]
-        n_chunks = self.rowsets[0][0].numblocks[0]
+        n_chunks = max(rows[0].numblocks[0] for rows in self.rowsets)
         rounds = math.ceil(n_chunks / n_workers)
         per_round = max(1, math.ceil(n_iter / rounds))
         return [((r + 1) * per_round, list(range(r * n_workers, min(n_chunks, (r + 1) * n_workers))))
@@ -605,16 +606,15 @@ class _ClusterRun:
         the synchronised state; a worker left with no rows of some source is an error."""
         import dask
 
-        n_chunks = self.rowsets[0][0].numblocks[0]
         W = len(workers)
         state = synced.as_dict() if synced.t else None
         futures = []
         seed = spec.settings.sampling_seed
         for w, addr in enumerate(workers):
             parts = []
-            if not stream:
-                mine = list(range(w, n_chunks, W))
-                parts = [[[a.blocks[i] for i in mine] for a in rows] for rows in self.rowsets]
+            if not stream:  # chunk i of every row set goes to worker i % W
+                parts = [[[a.blocks[i] for i in range(w, a.numblocks[0], W)] for a in rows]
+                         for rows in self.rowsets]
             task = dask.delayed(_init_local, pure=False)(
                 token, spec, [seed, epoch, w], state, *parts,
                 dask_key_name=f"kbackends-{self.label}-init-{token}-{w}",
@@ -635,7 +635,7 @@ class _ClusterRun:
             args = (token, update, stop)
             if chunks is not None:  # streaming: this round's chunk, or none in a short last round
                 args = (token, update, None) if w >= len(chunks) else \
-                    (*args, *[[[a.blocks[chunks[w]]] for a in rows] for rows in self.rowsets])
+                    (*args, *[[[a.blocks[chunks[w] % a.numblocks[0]]] for a in rows] for rows in self.rowsets])
             name = f"kbackends-{self.label}-round-{token}-{r}-{w}"
             task = dask.delayed(_local_round, pure=False)(*args, dask_key_name=name)
             futures.append(client.compute(task, workers=[addr], allow_other_workers=False))
@@ -864,7 +864,7 @@ def _plan_tsgs3vm(arguments, seed):
         if settings.balance is None:
             return settings
         xp_target = settings.balance[1]
-        balance = bk_like(xp_target, balance_target)
+        balance = _like(xp_target, balance_target)
         return dataclasses.replace(settings, balance=(settings.balance[0], balance))
 
     context = {"classes": classes, "label": label, "separate": X_u is not None}
@@ -872,7 +872,7 @@ def _plan_tsgs3vm(arguments, seed):
         pooled
 
 
-def bk_like(like, values):
+def _like(like, values):
     """``values`` (host) as an array of ``like``'s backend and dtype."""
     bk = resolve("auto", like)
     return bk.xp.astype(bk.asarray(np.asarray(values)), like.dtype)
@@ -969,7 +969,7 @@ def partial_fit(estimator, X, y, classes=None):
                                         n_blocks=0, n_iter_done=0)
 
         tiny_y = classes if loss != "squared" else y_host[:1]
-        tiny_X = X[: tiny_y.shape[0]] if X.shape[0] >= tiny_y.shape[0] else xp_repeat(X, tiny_y.shape[0], bk)
+        tiny_X = X[: tiny_y.shape[0]] if X.shape[0] >= tiny_y.shape[0] else _repeat_rows(X, tiny_y.shape[0], bk)
         gamma = params["gamma"]
         with _engine.run_with(capture):
             template = dsg.fit(tiny_X, tiny_y, **{**params, "random_state": seed, "cache_predictions": False,
@@ -1016,7 +1016,7 @@ def partial_fit(estimator, X, y, classes=None):
     return estimator
 
 
-def xp_repeat(X, n, bk):
+def _repeat_rows(X, n, bk):
     rows = bk.asarray(np.arange(n) % X.shape[0])
     return bk.xp.take(X, rows, axis=0)
 
