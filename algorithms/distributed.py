@@ -649,6 +649,7 @@ class _ClusterRun:
         they run raises WorkerLostError naming it, instead of waiting forever."""
         from distributed import wait
 
+        missing = 0
         try:
             while True:
                 for f in futures:
@@ -667,7 +668,8 @@ class _ClusterRun:
                     pass
                 alive = set(_workers(client))
                 gone = [addr for addr in workers if addr not in alive]
-                if gone:
+                missing = missing + 1 if gone else 0
+                if missing >= 3:  # absent from three listings in a row (1.5 s): lost, not a stale list
                     msg = f"dask worker(s) {gone} left the cluster during the fit"
                     raise WorkerLostError(msg, *gone)
         except BaseException:

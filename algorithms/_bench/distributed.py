@@ -95,6 +95,8 @@ def scheme():
 
 
 def scaling():
+    from algorithms import dsg
+
     X, y, Xt, yt = _ijcnn1()
     s = DSG_SETTINGS
     rows = []
