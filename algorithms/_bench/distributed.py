@@ -152,6 +152,7 @@ def ooc(rows=20_000_000, chunk_rows=250_000, memory_limit="1GB", folder=None, n_
     from algorithms import dsg
 
     folder = Path(folder or tempfile.mkdtemp(prefix="kbackends-ooc-"))
+    folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     if not (folder / "X" / "info").exists():
         with dask.config.set(scheduler="threads", num_workers=1):
