@@ -541,7 +541,7 @@ class _ClusterRun:
                 stop, chunks = plan[r]
                 try:
                     started = time.perf_counter()
-                    changes = self._round(client, token, workers, update, stop, chunks, r, timeout)
+                    changes = self._round(client, token, workers, update, stop, chunks, r)
                     self.stats["seconds_rounds"] += time.perf_counter() - started
                     self.stats["seconds_worker"] += max((c["seconds"] for c in changes), default=0.0)
                 except WorkerLostError as lost:
@@ -620,14 +620,14 @@ class _ClusterRun:
                 dask_key_name=f"kbackends-{self.label}-init-{token}-{w}",
             )
             futures.append(client.compute(task, workers=[addr], allow_other_workers=False))
-        results = self._gather(client, futures, workers, timeout=float(_config("lost_worker_timeout", 30)) * 4)
+        results = self._gather(client, futures, workers)
         empty = [workers[i] for i, res in enumerate(results) if not res["ok"]]
         if empty:
             msg = (f"worker(s) {empty} hold no rows of one of the data sources: give the dask arrays at "
                    f"least as many row chunks as workers ({W}), each with rows of every source")
             raise ValueError(msg)
 
-    def _round(self, client, token, workers, update, stop, chunks, r, timeout):
+    def _round(self, client, token, workers, update, stop, chunks, r):
         import dask
 
         futures = []
@@ -639,12 +639,12 @@ class _ClusterRun:
             name = f"kbackends-{self.label}-round-{token}-{r}-{w}"
             task = dask.delayed(_local_round, pure=False)(*args, dask_key_name=name)
             futures.append(client.compute(task, workers=[addr], allow_other_workers=False))
-        changes = self._gather(client, futures, workers, timeout)
+        changes = self._gather(client, futures, workers)
         self.stats["bytes_down"] += len(workers) * _nbytes(update)
         self.stats["bytes_up"] += sum(_nbytes(c) for c in changes)
         return [c for c in changes if c is not None]
 
-    def _gather(self, client, futures, workers, timeout):
+    def _gather(self, client, futures, workers):
         """Results of pinned tasks; a worker that leaves the cluster (or restarts) while
         they run raises WorkerLostError naming it, instead of waiting forever."""
         from distributed import wait
@@ -822,8 +822,6 @@ def _dsg_rows(parts, context, bk, dtype):
 
 
 def _plan_tsgs3vm(arguments, seed):
-    import dask.array as da
-
     X = _row_chunked(arguments["X"], "X")
     y = _as_dask_rows(arguments["y"], X.chunks[0], "y")
     X_u = arguments.get("X_unlabeled")
@@ -954,7 +952,9 @@ def partial_fit(estimator, X, y, classes=None):
         raise ValueError(msg)
     params = estimator._fit_params()
     loss = params["loss"]
-    first = getattr(estimator, "_partial_", None) is None
+    partial = getattr(estimator, "_partial_", None)
+    # A fit() since the last partial_fit replaced the model: start over, as scikit-learn does.
+    first = partial is None or partial.get("model") is not getattr(estimator, "model_", None)
     if first:
         if loss != "squared":
             classes = np.unique(y_host) if classes is None else np.unique(np.asarray(classes))
@@ -1012,6 +1012,7 @@ def partial_fit(estimator, X, y, classes=None):
         template, coef=result.coef, intercept=result.intercept, n_blocks=result.n_blocks,
         params={**template.params, "n_iter_done": result.n_iter_done}, backend=bk.name,
     )
+    partial["model"] = estimator.model_
     estimator.n_features_in_ = template.n_features_in
     if spec.context["classes"] is not None:
         estimator.classes_ = np.asarray(spec.context["classes"])

@@ -20,7 +20,6 @@ Parts (each prints a Markdown table; figures go to docs/benchmarks.md, "Distribu
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile

@@ -201,6 +201,9 @@ def test_partial_fit_streams_batches(ijcnn1):
     assert clf.score(Xt, yt) > 0.91
     with pytest.raises(ValueError, match="did not declare"):
         clf.partial_fit(X[:10], np.full(10, 7))
+    clf.set_params(n_iter=2).fit(X[:1000], y[:1000])  # fit() replaces the model: partial_fit starts over
+    clf.partial_fit(X[:512], y[:512])
+    assert clf.model_.params["n_iter_done"] == 1
     reg = DSGRegressor(gamma=0.5, batch_size=256, block_size=64, random_state=0)
     Xr = np.random.default_rng(0).normal(size=(2000, 3))
     yr = np.sin(Xr[:, 0]) + Xr[:, 1]
