@@ -992,7 +992,8 @@ def partial_fit(estimator, X, y, classes=None):
     partial = estimator._partial_
     spec, state = partial["spec"], partial["state"]
     if X.shape[1] != partial["template"].n_features_in:
-        msg = f"`X` has {X.shape[1]} features but the first batch had {partial['template'].n_features_in}"
+        msg = (f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+               f"{partial['template'].n_features_in} features as input (`X` of the first partial_fit)")
         raise ValueError(msg)
     if spec.context["classes"] is not None:
         unknown = np.setdiff1d(np.unique(y_host), spec.context["classes"])
