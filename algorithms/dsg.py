@@ -386,8 +386,6 @@ class _DSGEstimator(BaseEstimator):
         last call left them; ``classes`` (classifiers) and ``gamma="median"`` are
         fixed by the first call. ``n_iter`` is not used.
         """
-        from . import distributed
-
         return distributed.partial_fit(self, X, y, classes=classes)
 
 
