@@ -30,6 +30,8 @@ Polyak averaging of the iterates is optional and costs O(1) per event (see
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import dataclass
 from typing import Callable
 
@@ -141,6 +143,40 @@ class EngineResult:
     intercept: object  # array (n_outputs,)
     n_blocks: int
     n_iter_done: int
+    state: object = None  # the EngineState to resume from (see ``run``)
+
+
+@dataclass
+class EngineState:
+    """The loop's variables between two iterations, so a run can be resumed from them
+    (the distributed fit runs the engine in rounds of local steps; see
+    :mod:`algorithms.distributed`). ``stored * scale`` are the coefficients."""
+
+    stored: object  # (capacity, n_outputs), rows past n_blocks * block_size are zero
+    n_blocks: int
+    scale: float
+    intercept: object
+    beta: object  # numpy (n_blocks,), CDSG's per-block scalars (stored units)
+    averager: object  # _Averager or None
+    intercept_sum: object
+    rng: object  # numpy Generator of the mini-batches and the block choices
+    t: int  # iterations done
+
+
+# A function that takes the place of ``run`` in this context (``run_with``): the
+# distributed fit lets each algorithm's own ``fit`` validate its arguments and build
+# its sources and settings, then trains them on the cluster.
+_RUNNER = contextvars.ContextVar("engine_runner", default=None)
+
+
+@contextlib.contextmanager
+def run_with(runner):
+    """Within this context, ``run(sources, bk, settings, dtype)`` returns ``runner(...)``."""
+    token = _RUNNER.set(runner)
+    try:
+        yield
+    finally:
+        _RUNNER.reset(token)
 
 
 def step_size(schedule: str, theta: float, lam: float, t: int) -> float:
@@ -276,16 +312,25 @@ def as_compute_dtype(X, bk, dtype):
     return xp.astype(X, xp.float32)
 
 
-def run(sources: list[Source], bk, settings: EngineSettings, dtype) -> EngineResult:
-    """Run the engine; see the module docstring. Inputs are validated by the caller."""
-    with single_threaded_blas(bk):
-        result = _run(sources, bk, settings, dtype)
+def run(sources: list[Source], bk, settings: EngineSettings, dtype, *, resume=None, stop=None) -> EngineResult:
+    """Run the engine; see the module docstring. Inputs are validated by the caller.
+
+    ``resume`` (an EngineState, prediction caches off) continues a run after its
+    ``resume.t`` iterations; ``stop`` ends it after that iteration instead of
+    ``settings.n_iter``. The result's ``state`` resumes it again.
+    """
+    runner = _RUNNER.get()
+    if runner is not None:
+        result = runner(sources, bk, settings, dtype)
+    else:
+        with single_threaded_blas(bk):
+            result = _run(sources, bk, settings, dtype, resume, stop)
     check_finite_fit({"coefficients": result.coef, "intercept": result.intercept}, sources[0].X, bk.xp,
                      algorithm="the fit", hint="lower `step` (or `gamma`)")
     return result
 
 
-def _run(sources, bk, settings, dtype):
+def _run(sources, bk, settings, dtype, resume=None, stop=None):
     xp = bk.xp
     s = settings
     F = s.block_size
@@ -324,7 +369,11 @@ def _run(sources, bk, settings, dtype):
         schedule = "inverse_scaling" if s.ridge is not None else "theta_over_t"
 
     t_done = 0
-    for t in range(1, s.n_iter + 1):
+    if resume is not None:
+        r = resume
+        stored, n_blocks, scale, intercept, beta = r.stored, r.n_blocks, r.scale, r.intercept, r.beta
+        averager, intercept_sum, rng, t_done = r.averager, r.intercept_sum, r.rng, r.t
+    for t in range(t_done + 1, (s.n_iter if stop is None else stop) + 1):
         eta = step_size(schedule, s.step, s.lam, t)
         _check_step_ratio(eta, s.lam)
 
@@ -426,12 +475,13 @@ def _run(sources, bk, settings, dtype):
                 break
 
     coef_stored = stored[: n_blocks * F, :]
+    state = EngineState(stored, n_blocks, scale, intercept, beta, averager, intercept_sum, rng, t_done)
     if averager is not None:
         coef = averager.average(stored)[: n_blocks * F, :]
         intercept = intercept_sum / max(averager.count, 1)
     else:
         coef = coef_stored * scale
-    return EngineResult(coef=coef, intercept=intercept, n_blocks=n_blocks, n_iter_done=t_done)
+    return EngineResult(coef=coef, intercept=intercept, n_blocks=n_blocks, n_iter_done=t_done, state=state)
 
 
 def _grow(xp, a, new_rows: int, cap: int):

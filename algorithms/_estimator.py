@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
+from .distributed import is_dask_array
 from ._validation import is_numpy_like, sklearn_validate
 
 
@@ -49,12 +50,15 @@ class FunctionalEstimator(BaseEstimator):
             raise ValueError(msg)
         # The estimator's own table (it may narrow the function's: a classifier's losses).
         type(self)._params.validate(self.get_params())
-        X, y = sklearn_validate(self, X, y, reset=True)
-        if is_classifier(self) and is_numpy_like(y):
-            from sklearn.utils.multiclass import check_classification_targets
+        if is_dask_array(X):  # data-parallel on the cluster (dsg, tsgs3vm, tsgsu): chunks stay lazy
+            self.model_ = type(self)._fit(X, y, **self.get_params())
+        else:
+            X, y = sklearn_validate(self, X, y, reset=True)
+            if is_classifier(self) and is_numpy_like(y):
+                from sklearn.utils.multiclass import check_classification_targets
 
-            check_classification_targets(y)
-        self.model_ = type(self)._fit(*self._fit_args(X, y), **self.get_params())
+                check_classification_targets(y)
+            self.model_ = type(self)._fit(*self._fit_args(X, y), **self.get_params())
         self.n_features_in_ = self.model_.n_features_in
         if is_classifier(self):
             self.classes_ = np.asarray(self.model_.classes)
@@ -62,6 +66,8 @@ class FunctionalEstimator(BaseEstimator):
 
     def _validated(self, X):
         check_is_fitted(self, "model_")
+        if is_dask_array(X):  # predicted chunk-wise and lazily by the model (algorithms.distributed)
+            return X
         return sklearn_validate(self, X, None, reset=False)
 
     def predict(self, X):

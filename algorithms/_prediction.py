@@ -12,6 +12,7 @@ import numpy as np
 from kbackends import resolve
 
 from ._finite import check_finite_decision
+from .distributed import is_dask_array, map_rows
 from ._validation import check_n_features, check_X
 
 
@@ -34,8 +35,10 @@ class Predictor:
         Returns
         -------
         array of shape (n_samples,) for one output (two classes, regression), else
-        (n_samples, n_outputs)
+        (n_samples, n_outputs); a dask array in, a lazy dask array out (chunk-wise)
         """
+        if is_dask_array(X):
+            return map_rows(type(self).decision_function, X, self)
         bk = resolve(backend, X)
         X = check_X(X, bk, self.dtype if not hasattr(X, "dtype") else None)
         check_n_features(X, self.n_features_in)
@@ -44,7 +47,9 @@ class Predictor:
 
     def predict(self, X, *, backend="auto"):
         """Predicted labels (classification) or values (regression) for ``X``, on ``X``'s
-        backend: array of shape (n_samples,)."""
+        backend: array of shape (n_samples,); a dask array in, a lazy dask array out."""
+        if is_dask_array(X):
+            return map_rows(type(self).predict, X, self)
         bk = resolve(backend, X)
         f = self.decision_function(X, backend=bk)
         xp = bk.xp

@@ -36,10 +36,9 @@ from sklearn.utils.metaestimators import available_if
 from kbackends import resolve
 from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 
-from . import _engine
-
+from . import _engine, distributed
+from .distributed import is_dask_array, map_rows
 from ._estimator import FunctionalClassifier, FunctionalEstimator
-
 from ._model import RFFModel
 from ._params import (
     Constraint, Param, ParamTable, common, common_tail, engine_settings, integer, options, real,
@@ -152,6 +151,8 @@ def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_si
     -------
     RFFModel
     """
+    if distributed.is_dask_array(X):  # data-parallel on the current dask.distributed Client
+        return distributed.fit(fit, "dsg", **locals())
     bk = resolve(backend, X, y)
     X = _engine.as_compute_dtype(check_X(X, bk, dtype), bk, dtype)
     seed = seed_from(random_state)
@@ -237,7 +238,21 @@ def objective(model, X, y, *, backend="auto"):
     return data + penalty
 
 
-class DSGClassifier(FunctionalClassifier):
+class _PartialFit:
+    """``partial_fit`` of the DSG estimators: the engine streamed over batches from the user's loader."""
+
+    def partial_fit(self, X, y, classes=None):
+        """Continue the fit on one batch of rows (for data streamed by your own loader).
+
+        Each call runs ``ceil(len(X) / batch_size)`` iterations sampling from this
+        batch, resuming the step schedule, the blocks and the coefficients where the
+        last call left them; ``classes`` (classifiers) and ``gamma="median"`` are
+        fixed by the first call. ``n_iter`` is not used.
+        """
+        return distributed.partial_fit(self, X, y, classes=classes)
+
+
+class DSGClassifier(_PartialFit, FunctionalClassifier):
     """Kernel classifier by doubly stochastic gradients (DSG / UDSG / CDSG).
 
     Parameters are those of :func:`algorithms.dsg.fit` (``loss`` defaults to
@@ -269,6 +284,8 @@ class DSGClassifier(FunctionalClassifier):
     @available_if(lambda self: self.loss == "logistic")
     def predict_proba(self, X):
         """Class probabilities (``loss="logistic"`` only)."""
+        if is_dask_array(X):
+            return map_rows(self.predict_proba, X)
         f = self.decision_function(X)
         xp = resolve("auto", f).xp
         if f.ndim == 1:
@@ -278,7 +295,7 @@ class DSGClassifier(FunctionalClassifier):
         return e / xp.sum(e, axis=1, keepdims=True)
 
 
-class DSGRegressor(RegressorMixin, FunctionalEstimator):
+class DSGRegressor(_PartialFit, RegressorMixin, FunctionalEstimator):
     """Kernel ridge-style regression by doubly stochastic gradients (squared loss).
 
     Parameters are those of :func:`algorithms.dsg.fit`; ``loss`` is "squared" (the

@@ -38,7 +38,7 @@ import numpy as np
 from kbackends import resolve
 from kbackends.losses import HINGE, UNLABELED_LOSSES
 
-from . import _engine
+from . import _engine, distributed
 from ._estimator import FunctionalClassifier
 from ._model import RFFModel
 from ._params import (
@@ -122,6 +122,8 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
         msg = (f"`step`={step:g} with `precondition`=None needs `step` < `C` (={C:g}): old blocks would be "
                "shrunk to zero or flipped; lower `step` or raise `C`")
         raise ValueError(msg)
+    if distributed.is_dask_array(X):  # data-parallel on the current dask.distributed Client
+        return distributed.fit(fit, "tsgs3vm", **locals())
     bk = resolve(backend, X, y, X_unlabeled)
     xp = bk.xp
     X = _engine.as_compute_dtype(check_X(X, bk, dtype), bk, dtype)

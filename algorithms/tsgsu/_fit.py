@@ -8,7 +8,7 @@ import numpy as np
 
 from kbackends import resolve
 
-from .. import _engine
+from .. import _engine, distributed
 from .._model import RFFModel
 from .._params import (
     Param, ParamTable, common, common_tail, either, engine_settings, integer, none, options, real,
@@ -135,6 +135,8 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
         Bad shapes, a prior of 1/2 or outside (0, 1), or an estimate of it
         that is undefined (see :func:`estimate_prior`).
     """
+    if distributed.is_dask_array(X_similar):  # data-parallel on the current dask.distributed Client
+        return distributed.fit(fit, "tsgsu", **locals())
     bk = resolve(backend, X_similar, X_unlabeled)
     xp = bk.xp
     X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype, engine=True)
