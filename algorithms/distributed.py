@@ -493,10 +493,10 @@ class _ClusterRun:
             context={**self.context, "backend": bk.name}, capacity_blocks=max_blocks,
         )
         synced = _Synced(spec)
-        history = self._train(client, spec, synced, callback, workers, plan)
+        self._train(client, spec, synced, callback, workers, plan)
         coef, intercept, nb = synced.result()
         return _engine.EngineResult(coef=bk.asarray(coef), intercept=bk.asarray(intercept), n_blocks=nb,
-                                    n_iter_done=synced.t, history=history)
+                                    n_iter_done=synced.t)
 
     def _plan(self, n_workers, n_iter, sync_every):
         """Rounds: (iteration the round ends at, chunk per worker or None)."""
@@ -529,7 +529,6 @@ class _ClusterRun:
         stream = self.stream
         token = f"{self.label}-{uuid.uuid4().hex[:12]}"
         progress = _Progress(settings.n_iter, f"{self.label} on {len(workers)} workers", verbose)
-        history = []
         update = None
         r = 0
         epoch = 0
@@ -570,14 +569,12 @@ class _ClusterRun:
                 if infos:
                     info = {**infos[0], "iteration": synced.t, "n_blocks": synced.n_blocks,
                             "batch_loss": float(np.mean([i["batch_loss"] for i in infos]))}
-                    history.append(info)
                 progress.update(synced.t, info)
                 if callback is not None and info is not None and callback(info):
                     break
         finally:
             progress.close()
             self._drop(client, token, workers)
-        return history
 
     @staticmethod
     def _replan(rest, n_workers, t_done):
@@ -991,6 +988,7 @@ def partial_fit(estimator, X, y, classes=None):
         estimator._partial_ = {"spec": spec, "state": state, "template": template}
     partial = estimator._partial_
     spec, state = partial["spec"], partial["state"]
+    X = bk.xp.astype(X, getattr(bk.xp, spec.dtype))  # the first call's compute dtype (_engine.as_compute_dtype)
     if X.shape[1] != partial["template"].n_features_in:
         msg = (f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
                f"{partial['template'].n_features_in} features as input (`X` of the first partial_fit)")
