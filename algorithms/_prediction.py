@@ -40,7 +40,7 @@ class Predictor:
         if is_dask_array(X):
             return map_rows(type(self).decision_function, X, self)
         bk = resolve(backend, X)
-        X = check_X(X, bk, self.dtype if not hasattr(X, "dtype") else None)
+        X = check_X(X, bk, self.dtype)  # computed in the model's dtype (float32 models: the fast path)
         check_n_features(X, self.n_features_in)
         f = self.raw_decision(X, bk)
         return f[:, 0] if f.shape[1] == 1 else f

@@ -81,7 +81,8 @@ def check_squares_finite(X, xp, name="X"):
     if largest * largest * X.shape[1] >= limit:  # host float64: no overflow here
         msg = (
             f"`{name}` has values up to {largest:.3g}: their squares summed over {X.shape[1]} features overflow "
-            f"{X.dtype}; standardise the features (e.g. sklearn.preprocessing.StandardScaler) or use float64"
+            f"{X.dtype}; standardise the features (e.g. sklearn.preprocessing.StandardScaler)"
+            + (" or pass float64 data" if X.dtype == xp.float32 else "")
         )
         raise ValueError(msg)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_circles
 
-from algorithms import dsg, s3gd, sbp
+from algorithms import _engine, dsg, s3gd, sbp
 from algorithms._finite import check_finite_fit
 from algorithms._validation import median_gamma
 from kbackends import resolve
@@ -49,16 +49,28 @@ def test_median_on_tiny_features_learns(circles):
 
 def test_median_on_huge_features_says_what_to_do(circles):
     X, y = circles
-    with pytest.raises(ValueError, match=r"`gamma='median'`.*standardise `X`"):
+    # Refused at the boundary (squared row sums overflow float64), before the median heuristic.
+    with pytest.raises(ValueError, match=r"`X` has values up to .*standardise the features"):
         dsg.fit(X * 1e200, y, gamma="median", n_iter=2, batch_size=64, block_size=16, random_state=0)
 
 
-def test_fit_with_non_finite_features_raises():
-    """float32 X at 3e38: X omega overflows to inf, cos(inf) = NaN; the fit refuses
-    the model instead of returning one that predicts classes[0] everywhere."""
+def test_fit_with_non_finite_features_raises(monkeypatch):
+    """A fit whose coefficients end non-finite is refused with what to change, instead
+    of returning a model that predicts classes[0] everywhere. Inputs that would make it
+    so are refused earlier (the boundary: squared row sums must be finite), so the
+    engine's result is made non-finite here."""
     rng = np.random.default_rng(0)
-    X = np.sign(rng.normal(size=(200, 3))).astype(np.float32) * np.float32(3e38)
+    X = rng.normal(size=(200, 3)).astype(np.float32)
     y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=r"`X` has values up to .*standardise the features"):
+        dsg.fit(X * np.float32(3e38), y, gamma=1.0, n_iter=3, batch_size=64, block_size=16, random_state=0)
+    run = _engine._run
+
+    def poisoned(*args, **kwargs):
+        result = run(*args, **kwargs)
+        return dataclasses.replace(result, coef=result.coef * np.nan)
+
+    monkeypatch.setattr(_engine, "_run", poisoned)
     with pytest.raises(ValueError, match=r"non-finite coefficients.*lower `step`.*standardise `X`"):
         dsg.fit(X, y, gamma=1.0, n_iter=3, batch_size=64, block_size=16, random_state=0)
 
@@ -88,9 +100,9 @@ def test_check_finite_fit_names_the_arrays():
 def test_predict_refuses_non_finite_decision_values(circles):
     X, y = circles
     linear = s3gd.fit(X, y, lam=1e-3, max_epochs=2, random_state=0, method="sgd")
-    big = np.full((3, 2), 1e308)
+    big = np.full((3, 2), 1e150)  # squares finite: the boundary takes them
     big[0] = 0.0  # one finite decision value, two overflowing
-    linear = dataclasses.replace(linear, coef=np.full_like(linear.coef, 1.0))
+    linear = dataclasses.replace(linear, coef=np.full_like(linear.coef, 1e200))
     with pytest.raises(ValueError, match=r"decision values of 2 row\(s\) of `X` are NaN or inf"):
         s3gd.predict(linear, big)
 
