@@ -127,7 +127,7 @@ def test_dsg_loop_is_sync_free(strict, variant, precondition):
         model = dsg.fit(X, y, variant=variant, n_iter=12, batch_size=32, block_size=16, precondition=precondition,
                         random_state=0, backend=strict)
     assert log.blocked == []
-    assert log.deferred == (11 if variant == "cdsg" else 0)  # CDSG's one lagged scalar per iteration
+    assert log.deferred == (12 if variant == "cdsg" else 0)  # CDSG's one lagged scalar per iteration
     assert _accuracy(model, X, y) > 0.8
 
 
@@ -165,14 +165,15 @@ def test_tsgs3vm_loop_is_sync_free(strict):
     assert _accuracy(model, X, y) > 0.8
 
 
-def test_tsgsu_loop_is_sync_free(strict):
+@pytest.mark.parametrize(("correction", "margin"), [("abs", 2.0), ("relu", 0.0), ("none", 0.0)])
+def test_tsgsu_loop_is_sync_free(strict, correction, margin):
     from algorithms import tsgsu
 
     X, y = _blobs(200)
     similar = X[:60][y[:60] == 1]
     with transfer_guard() as log:
-        tsgsu.fit(similar, X[60:], prior=0.7, n_iter=12, batch_size=32, block_size=16, random_state=0,
-                  backend=strict)
+        tsgsu.fit(similar, X[60:], prior=0.7, correction=correction, correction_margin=margin, n_iter=12,
+                  batch_size=32, block_size=16, random_state=0, backend=strict)
     assert log.blocked == []
 
 
