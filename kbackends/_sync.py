@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 _REGION: ContextVar[bool] = ContextVar("kbackends_sync_free", default=False)
+# Set by kbackends.testing.transfer_guard while it runs: counts the regions entered.
+_on_enter = None
 
 
 @contextmanager
@@ -43,6 +45,8 @@ def sync_free(active: bool = True):
     >>> kbackends.in_sync_free_region()
     False
     """
+    if active and _on_enter is not None:
+        _on_enter()
     token = _REGION.set(bool(active))
     try:
         yield

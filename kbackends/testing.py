@@ -304,11 +304,15 @@ class TransferLog:
         The conversions that raised (what converted), in order.
     deferred : int
         Reads started with :func:`kbackends.to_host_async` inside a region (allowed).
+    regions : int
+        :func:`kbackends.sync_free` regions entered (a test that expects a guarded
+        loop checks it is not 0).
     """
 
     def __init__(self):
         self.blocked = []
         self.deferred = 0
+        self.regions = 0
 
 
 _GUARD_ACTIVE = []
@@ -380,7 +384,7 @@ class transfer_guard:  # noqa: N801  (used as a function: ``with transfer_guard(
     def __enter__(self):
         import array_api_strict
 
-        from . import _xp_utils
+        from . import _sync, _xp_utils
         from ._sync import in_sync_free_region
 
         if _GUARD_ACTIVE:
@@ -434,6 +438,11 @@ class transfer_guard:  # noqa: N801  (used as a function: ``with transfer_guard(
             if in_sync_free_region():
                 guard.log.deferred += 1
 
+        def enter_hook():
+            guard.log.regions += 1
+
+        self._saved.append((_sync, "_on_enter", _sync._on_enter))
+        _sync._on_enter = enter_hook
         self._saved.append((_xp_utils, "_transfer_hook", _xp_utils._transfer_hook))
         self._saved.append((_xp_utils, "_deferred_hook", _xp_utils._deferred_hook))
         _xp_utils._transfer_hook = to_numpy_hook

@@ -60,7 +60,7 @@ def test_planted_conversion_in_a_loop_trips_the_guard(what):
     a = xp.asarray([1.0, -2.0, 3.0])
     with transfer_guard() as log:  # the same code outside a region converts
         PLANTED[what](a)
-    assert log.blocked == []
+    assert log.blocked == [] and log.regions == 0
 
 
 def test_guard_allows_device_work_host_to_device_and_holes():
@@ -74,7 +74,7 @@ def test_guard_allows_device_work_host_to_device_and_holes():
             with kbackends.sync_free(False):  # a documented hole (a callback)
                 assert float(s) > 0
         assert float(pending.get()) == float(s)
-    assert log.blocked == [] and log.deferred == 1
+    assert log.blocked == [] and log.deferred == 1 and log.regions == 1
 
 
 def test_guard_fails_on_exit_when_the_error_was_swallowed():
@@ -126,7 +126,7 @@ def test_dsg_loop_is_sync_free(strict, variant, precondition):
     with transfer_guard() as log:
         model = dsg.fit(X, y, variant=variant, n_iter=12, batch_size=32, block_size=16, precondition=precondition,
                         random_state=0, backend=strict)
-    assert log.blocked == []
+    assert log.blocked == [] and log.regions > 0
     assert log.deferred == (12 if variant == "cdsg" else 0)  # CDSG's one lagged scalar per iteration
     assert _accuracy(model, X, y) > 0.8
 
@@ -140,7 +140,7 @@ def test_dsg_cache_and_average_paths_are_sync_free(strict):
                 random_state=0, backend=strict)
         dsg.fit(X, y, loss="squared", n_iter=10, batch_size=32, block_size=16, cache_predictions=False,
                 random_state=0, backend=strict)
-    assert log.blocked == []
+    assert log.blocked == [] and log.regions > 0
 
 
 def test_dsg_callback_may_sync(strict):
@@ -151,7 +151,7 @@ def test_dsg_callback_may_sync(strict):
     with transfer_guard() as log:
         dsg.fit(X, y, n_iter=5, batch_size=32, block_size=16, random_state=0, backend=strict,
                 callback=lambda info: seen.append(float(info["batch_loss"])))
-    assert log.blocked == [] and len(seen) == 5
+    assert log.blocked == [] and log.regions > 0 and len(seen) == 5
 
 
 def test_tsgs3vm_loop_is_sync_free(strict):
@@ -161,7 +161,7 @@ def test_tsgs3vm_loop_is_sync_free(strict):
     y_semi = np.where(np.arange(y.size) % 4 == 0, y, -1)
     with transfer_guard() as log:
         model = tsgs3vm.fit(X, y_semi, n_iter=12, batch_size=32, block_size=16, random_state=0, backend=strict)
-    assert log.blocked == []
+    assert log.blocked == [] and log.regions > 0
     assert _accuracy(model, X, y) > 0.8
 
 
@@ -174,7 +174,7 @@ def test_tsgsu_loop_is_sync_free(strict, correction, margin):
     with transfer_guard() as log:
         tsgsu.fit(similar, X[60:], prior=0.7, correction=correction, correction_margin=margin, n_iter=12,
                   batch_size=32, block_size=16, random_state=0, backend=strict)
-    assert log.blocked == []
+    assert log.blocked == [] and log.regions > 0
 
 
 @pytest.mark.parametrize("bias", [True, False])
@@ -185,7 +185,7 @@ def test_sbp_loop_is_sync_free(strict, bias, batch_size):
     X, y = _blobs()
     with transfer_guard() as log:
         model = sbp.fit(X, y, nu=0.05, n_iter=40, bias=bias, batch_size=batch_size, random_state=0, backend=strict)
-    assert log.blocked == []
+    assert log.blocked == [] and log.regions > 0
     assert _accuracy(model, X, y) > 0.8
 
 
@@ -198,7 +198,7 @@ def test_sbp_multiclass_loop_is_sync_free(strict):
         with transfer_guard() as log:
             sbp.fit(X, y3, nu=0.05, n_iter=20, bias=bias, batch_size=2, kernel="linear", random_state=0,
                     backend=strict)
-        assert log.blocked == []
+        assert log.blocked == [] and log.regions > 0
 
 
 @pytest.mark.parametrize("method", ["s3gd", "svrg", "sgd"])
@@ -209,5 +209,5 @@ def test_s3gd_loop_is_sync_free(strict, method):
     with transfer_guard() as log:
         model = s3gd.fit(X, y, method=method, step=0.1, max_epochs=2, n_anchors=10, penalty="elasticnet",
                          random_state=0, backend=strict, callback=lambda info: None)
-    assert log.blocked == []
+    assert log.blocked == [] and log.regions > 0
     assert _accuracy(model, X, y) > 0.8
