@@ -351,13 +351,15 @@ def _run(sources, bk, settings, dtype):
                     beta[k_prev] += factor * g_mean
                 pending = [to_host_async(sum(xp.mean(batch.g) for batch in batches)), None, 0.0]
                 bound = max(src.loss.max_abs_derivative * src.weight for src in sources)
-                k_old, eta_old = (None, 0.0) if g_mean is None else _cdsg_step(
+                k_old, _ = (None, 0.0) if g_mean is None else _cdsg_step(
                     beta[:n_blocks] * scale, g_mean, eta, bound, sources[0].batch_size)
                 if k_old is not None:
-                    # A preconditioned step is already a Gauss-Newton line search on the
-                    # block: (9) only chooses the block there; lengthening the step past
-                    # the Newton step overshoots (measured on ijcnn1).
-                    target, eta = k_old, (eta if s.ridge is not None else eta_old)
+                    # (9) only chooses the block; the step keeps the schedule's length. A
+                    # preconditioned step is already a Gauss-Newton line search on the block
+                    # (lengthening it overshoots, measured on ijcnn1); a plain step of (9)'s
+                    # length, computed from the previous iteration's derivative, can point
+                    # the wrong way for this one and feeds back into beta (overflow on a9a).
+                    target = k_old
 
             # 4: the step on that block (and the intercept).
             omega, phase = block(target)
