@@ -9,9 +9,9 @@ lacks: to_numpy (any array to a host NumPy array), synchronize (wait for a
 namespace's queued device work), float_dtype (a namespace's float32 / float64
 for a dtype name); sync_free (marks an iteration loop free of device -> host
 transfers, checked by :func:`kbackends.testing.transfer_guard`), to_host_async
-(a deferred, non-stalling read of a small array). The ops live in :mod:`kbackends.ops`, the matching random
-features in :mod:`kbackends.random`, the oracle-test helpers for any backend in
-:mod:`kbackends.testing`.
+(a deferred, non-stalling read of a small array). The ops live in
+:mod:`kbackends.ops`, the matching random features in :mod:`kbackends.random`,
+the oracle-test helpers for any backend in :mod:`kbackends.testing`.
 """
 
 from ._backend import Backend, available_backends, register_backend, registered_backends, resolve
