@@ -37,7 +37,7 @@ from typing import Callable
 
 import numpy as np
 
-from kbackends import ops
+from kbackends import ops, sync_free, to_host_async
 from kbackends.losses import Loss
 from kbackends.random import omega_block
 
@@ -369,110 +369,132 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
         schedule = "inverse_scaling" if s.ridge is not None else "theta_over_t"
 
     t_done = 0
+    # CDSG: the previous iteration's mean derivative on its way to the host, the block it
+    # moves and its factor in beta (see the rule below).
+    pending = None
     if resume is not None:
         r = resume
         stored, n_blocks, scale, intercept, beta = r.stored, r.n_blocks, r.scale, r.intercept, r.beta
         averager, intercept_sum, rng, t_done = r.averager, r.intercept_sum, r.rng, r.t
-    for t in range(t_done + 1, (s.n_iter if stop is None else stop) + 1):
-        eta = step_size(schedule, s.step, s.lam, t)
-        _check_step_ratio(eta, s.lam)
+    # No device -> host transfer inside an iteration (kbackends.sync_free): scalars stay
+    # 0-d device arrays; only a user callback may read (it runs in a hole).
+    with sync_free():
+        for t in range(t_done + 1, (s.n_iter if stop is None else stop) + 1):
+            eta = step_size(schedule, s.step, s.lam, t)
+            _check_step_ratio(eta, s.lam)
 
-        # 1-2: batches, predictions, derivatives.
-        batches = []
-        for src, cache in zip(sources, caches):
-            idx = bk.asarray(rng.integers(0, src.X.shape[0], size=src.batch_size))
-            Xb = xp.take(src.X, idx, axis=0)
-            if cache is not None:
-                f = xp.take(cache, idx, axis=0) + intercept
-            elif n_blocks:
-                f = predict_all(Xb) * scale + intercept
+            # 1-2: batches, predictions, derivatives.
+            batches = []
+            for src, cache in zip(sources, caches):
+                idx = bk.asarray(rng.integers(0, src.X.shape[0], size=src.batch_size))
+                Xb = xp.take(src.X, idx, axis=0)
+                if cache is not None:
+                    f = xp.take(cache, idx, axis=0) + intercept
+                elif n_blocks:
+                    f = predict_all(Xb) * scale + intercept
+                else:
+                    f = xp.zeros((src.batch_size, k_out), dtype=dtype) + intercept
+                yb = None if src.y is None else xp.take(src.y, idx, axis=0)
+                batches.append(_Batch(source=src, X=Xb, y=yb, f=f))
+            if s.balance is not None:
+                source, target = s.balance
+                shift = target - xp.mean(batches[source].f, axis=0)
+                intercept = intercept + shift
+                for batch in batches:
+                    batch.f = batch.f + shift
+            if s.derivatives is not None:
+                s.derivatives(batches, xp)
             else:
-                f = xp.zeros((src.batch_size, k_out), dtype=dtype) + intercept
-            yb = None if src.y is None else xp.take(src.y, idx, axis=0)
-            batches.append(_Batch(source=src, X=Xb, y=yb, f=f))
-        if s.balance is not None:
-            source, target = s.balance
-            shift = target - xp.mean(batches[source].f, axis=0)
-            intercept = intercept + shift
-            for batch in batches:
-                batch.f = batch.f + shift
-        if s.derivatives is not None:
-            s.derivatives(batches, xp)
-        else:
-            for batch in batches:
-                batch.g = batch.source.loss.derivative(batch.f, batch.y, xp) * batch.source.weight
+                for batch in batches:
+                    batch.g = batch.source.loss.derivative(batch.f, batch.y, xp) * batch.source.weight
 
-        # 3: which block.
-        target = n_blocks  # a new block unless the variant says otherwise
-        if n_blocks and s.variant == "udsg":
-            if (t - 1) % (s.udsg_new + s.udsg_old) >= s.udsg_new:
+            # 3: which block.
+            target = n_blocks  # a new block unless the variant says otherwise
+            if n_blocks and s.variant == "udsg":
+                if (t - 1) % (s.udsg_new + s.udsg_old) >= s.udsg_new:
+                    target = int(rng.integers(0, n_blocks))
+            if n_blocks >= max_blocks:
                 target = int(rng.integers(0, n_blocks))
-        if n_blocks >= max_blocks:
-            target = int(rng.integers(0, n_blocks))
-        g_mean = None
-        if s.variant == "cdsg":
-            g_mean = float(sum(xp.mean(batch.g) for batch in batches))
-            bound = max(src.loss.max_abs_derivative * src.weight for src in sources)
-            k_old, eta_old = _cdsg_step(beta[:n_blocks] * scale, g_mean, eta, bound, sources[0].batch_size)
-            if k_old is not None:
-                # A preconditioned step is already a Gauss-Newton line search on the
-                # block: (9) only chooses the block there; lengthening the step past
-                # the Newton step overshoots (measured on ijcnn1).
-                target, eta = k_old, (eta if s.ridge is not None else eta_old)
+            g_mean = None
+            if s.variant == "cdsg":
+                # The rule of iteration t reads the mean derivative of iteration t - 1, started
+                # to the host then (to_host_async): reading this iteration's would wait for the
+                # device to finish its predictions. beta gets t - 1's change the same way.
+                g_mean = None
+                if pending is not None:
+                    value, k_prev, factor = pending
+                    g_mean = float(value.get())
+                    beta[k_prev] += factor * g_mean
+                pending = [to_host_async(sum(xp.mean(batch.g) for batch in batches)), None, 0.0]
+                bound = max(src.loss.max_abs_derivative * src.weight for src in sources)
+                k_old, _ = (None, 0.0) if g_mean is None else _cdsg_step(
+                    beta[:n_blocks] * scale, g_mean, eta, bound, sources[0].batch_size)
+                if k_old is not None:
+                    # (9) only chooses the block; the step keeps the schedule's length. A
+                    # preconditioned step is already a Gauss-Newton line search on the block
+                    # (lengthening it overshoots, measured on ijcnn1); a plain step of (9)'s
+                    # length, computed from the previous iteration's derivative, can point
+                    # the wrong way for this one and feeds back into beta (overflow on a9a).
+                    target = k_old
 
-        # 4: the step on that block (and the intercept).
-        omega, phase = block(target)
-        delta, delta_b = _block_step(batches, omega, phase, bk, s, eta, F)
+            # 4: the step on that block (and the intercept).
+            omega, phase = block(target)
+            delta, delta_b = _block_step(batches, omega, phase, bk, s, eta, F)
 
-        # 5: shrink old blocks (scale), then add the step in stored units.
-        scale *= 1.0 - eta * s.lam
-        if target == n_blocks:
-            if stored.shape[0] < (n_blocks + 1) * F:
-                stored = _grow(xp, stored, max((n_blocks + 1) * F, 2 * stored.shape[0]), max_blocks * F)
-                if averager is not None:
-                    averager.correction = _grow(xp, averager.correction, stored.shape[0], stored.shape[0])
-            beta = np.resize(beta, max(beta.size, n_blocks + 1))
-            beta[n_blocks] = 0.0
-            n_blocks += 1
-        rows = slice(target * F, (target + 1) * F)
-        stored_delta = delta / scale
-        stored[rows, :] = stored[rows, :] + stored_delta
-        if averager is not None:
-            averager.record(rows, stored_delta)
-        if s.variant == "cdsg":
-            beta[target] += -eta * g_mean / scale
-        if s.fit_intercept:
-            intercept = intercept + delta_b
-
-        for i, src in enumerate(sources):
-            if caches[i] is not None:
-                update = ops.rff_predict(src.X, omega, phase, delta, backend=bk, check_finite=False)
-                caches[i] = caches[i] * (1.0 - eta * s.lam) + update
-
-        if averager is not None:
-            averager.end_iteration(scale)
-            intercept_sum = intercept_sum + intercept
-        if scale < 1e-30:  # fold the scale into the coefficients before it underflows
+            # 5: shrink old blocks (scale), then add the step in stored units.
+            scale *= 1.0 - eta * s.lam
+            if target == n_blocks:
+                if stored.shape[0] < (n_blocks + 1) * F:
+                    stored = _grow(xp, stored, max((n_blocks + 1) * F, 2 * stored.shape[0]), max_blocks * F)
+                    if averager is not None:
+                        averager.correction = _grow(xp, averager.correction, stored.shape[0], stored.shape[0])
+                beta = np.resize(beta, max(beta.size, n_blocks + 1))
+                beta[n_blocks] = 0.0
+                n_blocks += 1
+            rows = slice(target * F, (target + 1) * F)
+            stored_delta = delta / scale
+            stored[rows, :] = stored[rows, :] + stored_delta
             if averager is not None:
-                stored = averager.rescale(stored, scale)
-            else:
-                stored = stored * scale
-            beta *= scale
-            scale = 1.0
+                averager.record(rows, stored_delta)
+            if s.variant == "cdsg":
+                pending[1:] = [target, -eta / scale]
+            if s.fit_intercept:
+                intercept = intercept + delta_b
 
-        t_done = t
-        if s.callback is not None:
-            info = {
-                "iteration": t,
-                "n_blocks": n_blocks,
-                "step": eta,
-                "block": target,
-                "batch_loss": float(
-                    sum(xp.mean(b.source.loss.value(b.f, b.y, xp)) * b.source.weight for b in batches)
-                ),
-            }
-            if s.callback(info):
-                break
+            for i, src in enumerate(sources):
+                if caches[i] is not None:
+                    update = ops.rff_predict(src.X, omega, phase, delta, backend=bk, check_finite=False)
+                    caches[i] = caches[i] * (1.0 - eta * s.lam) + update
+
+            if averager is not None:
+                averager.end_iteration(scale)
+                intercept_sum = intercept_sum + intercept
+            if scale < 1e-30:  # fold the scale into the coefficients before it underflows
+                if averager is not None:
+                    stored = averager.rescale(stored, scale)
+                else:
+                    stored = stored * scale
+                beta *= scale
+                if pending is not None:
+                    pending[2] *= scale
+                scale = 1.0
+
+            t_done = t
+            # The batch loss is computed only for a callback, and read on the host there: a
+            # fit with a callback synchronises once per iteration (documented in the fits).
+            if s.callback is not None:
+                with sync_free(False):
+                    info = {
+                        "iteration": t,
+                        "n_blocks": n_blocks,
+                        "step": eta,
+                        "block": target,
+                        "batch_loss": float(
+                            sum(xp.mean(b.source.loss.value(b.f, b.y, xp)) * b.source.weight for b in batches)
+                        ),
+                    }
+                    if s.callback(info):
+                        break
 
     coef_stored = stored[: n_blocks * F, :]
     state = EngineState(stored, n_blocks, scale, intercept, beta, averager, intercept_sum, rng, t_done)
@@ -530,8 +552,8 @@ def _block_step(batches, omega, phase, bk, s: EngineSettings, eta: float, F: int
         cov = c if cov is None else cov + c
         rhs = r if rhs is None else rhs + r
     dev = _device(cov)
-    ridge = s.ridge * float(xp.mean(xp.linalg.diagonal(cov)[:F]))
-    penalty = xp.full((n_cols,), ridge, dtype=f64, device=dev)
+    ridge = xp.mean(xp.linalg.diagonal(cov)[:F]) * s.ridge  # a 0-d device array: no host read
+    penalty = xp.ones((n_cols,), dtype=f64, device=dev) * ridge
     if s.fit_intercept:
         penalty = xp.where(xp.arange(n_cols, device=dev) == F, 0.0, penalty)  # intercept unpenalised
     step = xp.linalg.solve(cov + xp.eye(n_cols, dtype=f64, device=dev) * penalty, rhs)

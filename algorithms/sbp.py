@@ -53,7 +53,7 @@ import time
 
 import numpy as np
 
-from kbackends import get_kernel, ops, resolve, to_numpy
+from kbackends import get_kernel, ops, resolve, sync_free, to_numpy
 from kbackends.ops import RESPONSE_KERNELS
 
 from ._estimator import FunctionalClassifier
@@ -206,45 +206,62 @@ def _self_kernel(X, xp, kernel):
     return np.asarray(to_numpy(xp.sum(X * X, axis=1)), dtype=np.float64)
 
 
-def _batch_kernel(S, xp, kernel, gamma):
-    """The (m, m) kernel matrix among the rows of S, on the host in float64."""
-    S = to_numpy(S).astype(np.float64)
+def _batch_quad(S, yb, xp, kernel, gamma):
+    """``yb @ K(S, S) @ yb`` for the rows S, in float64 on the backend."""
+    S = xp.astype(S, xp.float64)
     G = S @ S.T
     if kernel == "rbf":
-        sq = np.diag(G)
-        G = np.exp(-gamma * np.maximum(sq[:, None] + sq[None, :] - 2.0 * G, 0.0))
-    return G
+        sq = xp.linalg.diagonal(G)
+        G = xp.exp(-gamma * xp.maximum(sq[:, None] + sq[None, :] - 2.0 * G, 0.0))
+    return yb @ G @ yb
+
+
+def _as_f64(xp, v):
+    """A kernel's scalar result (a host float or a 0-d array) as a float64 0-d array."""
+    return xp.asarray(v, dtype=xp.float64) if isinstance(v, (float, np.floating)) else xp.astype(v, xp.float64)
 
 
 def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, callback):
     """Algorithm 1 for ``K = targets.shape[0]`` one-vs-rest problems sharing X.
 
-    Host state (float64, (K, n)): unscaled coefficients ``a``, the averaging
-    corrections ``B``; device state: the unscaled responses ``C`` (X's dtype)
-    and the averaged-response accumulator (float64), both (K, n). With one
-    problem the response update is the fused ``kernel_response_update`` kernel;
-    with several, all classes' sampled rows share one kernel block
-    ``K(X, X[rows])`` (a BLAS product per row chunk) and each class takes its
-    own columns, so an iteration costs one pass over X, not K.
+    The loop keeps everything on the backend, in ``kbackends.sync_free``: the
+    unscaled responses ``C`` (X's dtype) and the averaged-response accumulator
+    (float64), both (K, n); the scale factors ``s`` and ``||w||^2`` (float64, (K,));
+    the water levels; the drawn rows (a host uniform per draw crosses to the
+    device, and the rank-th row under water is found by a search on the
+    cumulative count of the mask). The rows and the scale factors of every
+    iteration are logged on the device, and the coefficients (unscaled ``a``,
+    averaging corrections ``B``, float64 on the host) are accumulated from the
+    log after the loop, in the order the loop would have. With one problem the
+    response update is the fused ``kernel_response_update`` kernel; with several,
+    all classes' sampled rows share one kernel block ``K(X, X[rows])`` (a BLAS
+    product per row chunk) and each class takes its own columns, so an
+    iteration costs one pass over X, not K.
     """
     xp = bk.xp
+    f64, i64 = xp.float64, xp.int64
     n = X.shape[0]
     n_out = targets.shape[0]
     volume = n * nu
     rng = np.random.default_rng(seed)
     self_k = _self_kernel(X, xp, kernel)
     eta0 = 1.0 / math.sqrt(max(float(self_k.max()), 1e-300))
-    Y = xp.astype(bk.asarray(targets), X.dtype)  # (K, n)
+    quad_self = bk.asarray(self_k)  # float64 (n,)
+    Y64 = bk.asarray(targets)  # (K, n) float64: the labels, encoded once on the device
+    Y = xp.astype(Y64, X.dtype)
+    Y_flat = xp.reshape(Y64, (n_out * n,))
     C = xp.zeros((n_out, n), dtype=X.dtype)
-    C_bar = xp.zeros((n_out, n), dtype=xp.float64)
-    a = np.zeros((n_out, n))
-    B = np.zeros((n_out, n))
-    flushed = np.zeros((n_out, n))
-    S = np.zeros(n_out)  # running sums of the scale factors since the last renormalisation
-    s = np.ones(n_out)
-    r2 = np.zeros(n_out)  # ||w_k||^2, true units
+    C_bar = xp.zeros((n_out, n), dtype=f64)
+    s = xp.ones((n_out,), dtype=f64)
+    r2 = xp.zeros((n_out,), dtype=f64)  # ||w_k||^2, true units
+    s_log = xp.zeros((n_iter, n_out), dtype=f64)
+    idx_log = xp.zeros((n_iter, n_out, batch_size), dtype=i64)
     offsets = bk.asarray(np.arange(n_out + 1, dtype=np.int64) * n)
-    rows_k = np.repeat(np.arange(n_out), batch_size)
+    class_start = offsets[:-1]
+    # Block-diagonal pattern of the multi-class response update (row j of class j // batch_size).
+    pattern = xp.astype(bk.asarray(np.repeat(np.eye(n_out), batch_size, axis=0)), f64)
+    # On the host (NumPy) a Python branch is cheaper than computing both sides with `where`.
+    on_host = isinstance(C, np.ndarray)
     # The inputs were validated once in ``fit``: the loop calls the registered
     # kernels directly (the public ops would re-validate every iteration, about
     # as long as the work itself at USPS size).
@@ -253,76 +270,77 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
     respond = get_kernel("kernel_response_update", bk)
     start = time.perf_counter()
     t_done = 0
-    for t in range(1, n_iter + 1):
-        eta = eta0 / math.sqrt(t)
-        step = eta / batch_size
-        # water levels (raw units: level(s c, V) = s level(c, V / s)) of all classes
-        offs = np.zeros(n_out)
-        if bias:
-            levels = np.empty(n_out)
-            for k in range(n_out):
-                g, b = biased_kernel(C[k, :], Y[k, :], float(volume / s[k]), xp=xp)
-                levels[k], offs[k] = float(g), float(b)
-            heights = C + bk.asarray(offs)[:, None] * Y if n_out > 1 else C + float(offs[0]) * Y
-        else:
-            flat = xp.reshape(C, (n_out * n,))
-            levels = np.asarray(to_numpy(level_kernel(flat, bk.asarray(volume / s), offsets, xp=xp)), dtype=np.float64)
-            heights = C
-        # one uniform draw per class (batch_size of them) from under the water
-        # (the mask stays on the backend: only the counts and the drawn rows cross to the host)
-        level_col = xp.astype(bk.asarray(levels), X.dtype)[:, None]
-        under = heights < level_col
-        counts = to_numpy(xp.sum(xp.astype(under, xp.int64), axis=1))
-        if np.any(counts == 0):  # volume too small to cover anything strictly: the minima
-            under = heights <= level_col
-            counts = to_numpy(xp.sum(xp.astype(under, xp.int64), axis=1))
-        ranks = rng.integers(0, counts[:, None], (n_out, batch_size))
-        idx = np.empty((n_out, batch_size), dtype=np.int64)
-        for k in range(n_out):
-            rows_under = xp.nonzero(under[k, :])[0]
-            idx[k] = to_numpy(xp.take(rows_under, bk.asarray(ranks[k]), axis=0))
-        # ||w + step sum_j y_j phi(x_j)||^2 with c_j = s c_raw_j = y_j <w, phi(x_j)>
-        flat_at = bk.asarray(rows_k * n + idx.ravel())
-        C_at = np.asarray(to_numpy(xp.take(xp.reshape(C, (n_out * n,)), flat_at, axis=0)), dtype=np.float64)
-        C_at = C_at.reshape(n_out, batch_size) * s[:, None]
-        if batch_size == 1:
-            quad = self_k[idx[:, 0]]
-        else:
-            quad = np.empty(n_out)
-            for k in range(n_out):
-                yb = targets[k, idx[k]]
-                quad[k] = yb @ _batch_kernel(xp.take(X, bk.asarray(idx[k]), axis=0), xp, kernel, gamma) @ yb
-        r2 = r2 + 2.0 * step * C_at.sum(axis=1) + step * step * quad
-        raw_step = step / s  # (K,)
-        coef = raw_step[:, None] * targets[np.arange(n_out)[:, None], idx]  # (K, batch): step * y[idx] / s
-        if n_out == 1:
-            w = xp.astype(bk.asarray(coef[0]), X.dtype)
-            C = xp.reshape(respond(X, bk.asarray(idx[0]), w, Y[0, :], C[0, :], xp=xp, kernel=kernel, gamma=float(gamma)),
-                           (1, n))
-        else:
-            C = C + Y * _block_response(X, bk.asarray(idx.ravel()), coef, xp, bk, kernel, gamma)
-        np.add.at(a, (rows_k, idx.ravel()), np.repeat(raw_step, batch_size))
-        np.add.at(B, (rows_k, idx.ravel()), np.repeat(raw_step * S, batch_size))
-        over = r2 > 1.0
-        s = np.where(over, s / np.sqrt(np.maximum(r2, 1.0)), s)
-        r2 = np.where(over, 1.0, r2)
-        S = S + s
-        C_bar += bk.asarray(s)[:, None] * xp.astype(C, xp.float64)
-        if np.any(s < _RENORMALISE_BELOW):
-            flushed += S[:, None] * a - B
-            a *= s[:, None]
-            C = C * xp.astype(bk.asarray(s), X.dtype)[:, None]
-            B[:] = 0.0
-            S[:] = 0.0
-            s = np.ones(n_out)
-        t_done = t
-        if callback is not None:
-            info = {"iteration": t, "gamma": (levels * s).tolist(), "norm": np.sqrt(r2).tolist(),
-                    "n_under": int(counts.sum()), "elapsed_s": time.perf_counter() - start}
-            if callback(info):
-                break
+    with sync_free():
+        for t in range(1, n_iter + 1):
+            eta = eta0 / math.sqrt(t)
+            step = eta / batch_size
+            # water levels (raw units: level(s c, V) = s level(c, V / s)) of all classes
+            if bias:
+                found = [biased_kernel(C[k, :], Y[k, :], volume / s[k], xp=xp) for k in range(n_out)]
+                levels = xp.stack([_as_f64(xp, g) for g, _ in found])
+                offs = xp.stack([_as_f64(xp, b) for _, b in found])
+                heights = C + offs[:, None] * Y if n_out > 1 else C + xp.astype(offs, X.dtype)[0] * Y
+            else:
+                flat = xp.reshape(C, (n_out * n,))
+                levels = xp.astype(level_kernel(flat, volume / s, offsets, xp=xp), f64)
+                heights = C
+            # batch_size uniform draws per class from under the water
+            level_col = xp.astype(levels, X.dtype)[:, None]
+            under = heights < level_col
+            counts = xp.sum(xp.astype(under, i64), axis=1)
+            # volume too small to cover anything strictly (in some class): the minima
+            empty = xp.any(counts == 0)
+            if not on_host or bool(empty):
+                at_most = heights <= level_col
+                under = xp.where(empty, at_most, under)
+                counts = xp.where(empty, xp.sum(xp.astype(at_most, i64), axis=1), counts)
+            uniform = bk.asarray(rng.random((n_out, batch_size)))
+            ranks = xp.minimum(xp.astype(uniform * xp.astype(counts, f64)[:, None], i64), counts[:, None] - 1)
+            # the (rank + 1)-th row under water of class k: a search on the running count
+            running = xp.cumulative_sum(xp.reshape(xp.astype(under, i64), (n_out * n,)))
+            before = xp.cumulative_sum(counts) - counts  # rows under water in earlier classes
+            flat_at = xp.searchsorted(running, xp.reshape(before[:, None] + ranks + 1, (n_out * batch_size,)))
+            idx = xp.reshape(flat_at, (n_out, batch_size)) - class_start[:, None]
+            idx_log[t - 1, :, :] = idx
+            # ||w + step sum_j y_j phi(x_j)||^2 with c_j = s c_raw_j = y_j <w, phi(x_j)>
+            C_at = xp.reshape(xp.astype(xp.take(xp.reshape(C, (n_out * n,)), flat_at), f64), (n_out, batch_size))
+            C_at = C_at * s[:, None]
+            if batch_size == 1:
+                quad = xp.take(quad_self, idx[:, 0])
+            else:
+                quad = xp.stack([
+                    _batch_quad(xp.take(X, idx[k, :], axis=0), xp.take(Y64[k, :], idx[k, :]), xp, kernel, gamma)
+                    for k in range(n_out)
+                ])
+            r2 = r2 + 2.0 * step * xp.sum(C_at, axis=1) + step * step * quad
+            raw_step = step / s  # (K,)
+            coef = raw_step[:, None] * xp.reshape(xp.take(Y_flat, flat_at), (n_out, batch_size))  # step y / s
+            if n_out == 1:
+                w = xp.astype(coef[0, :], X.dtype)
+                C = xp.reshape(respond(X, idx[0, :], w, Y[0, :], C[0, :], xp=xp, kernel=kernel, gamma=float(gamma)),
+                               (1, n))
+            else:
+                C = C + Y * _block_response(X, xp.reshape(idx, (n_out * batch_size,)), coef, pattern, xp, kernel, gamma)
+            over = r2 > 1.0
+            s = xp.where(over, s / xp.sqrt(xp.maximum(r2, 1.0)), s)
+            r2 = xp.where(over, xp.ones_like(r2), r2)
+            s_log[t - 1, :] = s
+            C_bar = C_bar + s[:, None] * xp.astype(C, f64)
+            # Renormalise (all classes) when a scale factor gets small; the host replays it on a, B.
+            renormalise = xp.any(s < _RENORMALISE_BELOW)
+            if not on_host or bool(renormalise):
+                C = xp.where(renormalise, C * xp.astype(s, X.dtype)[:, None], C)
+                s = xp.where(renormalise, xp.ones_like(s), s)
+            t_done = t
+            if callback is not None:  # the callback's figures are read on the host: it syncs
+                with sync_free(False):
+                    info = {"iteration": t, "gamma": to_numpy(levels * s).tolist(),
+                            "norm": to_numpy(xp.sqrt(r2)).tolist(), "n_under": int(xp.sum(counts)),
+                            "elapsed_s": time.perf_counter() - start}
+                    if callback(info):
+                        break
 
-    alpha_bar = (flushed + S[:, None] * a - B) / t_done
+    alpha_bar = _replay(to_numpy(idx_log)[:t_done], to_numpy(s_log)[:t_done], n, eta0, batch_size)
     levels = np.empty(n_out)
     biases = np.zeros(n_out)
     for k in range(n_out):
@@ -335,15 +353,49 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
     return {"alpha_bar": alpha_bar, "levels": levels, "biases": biases, "n_iter_done": t_done}
 
 
-def _block_response(X, rows, coef, xp, bk, kernel, gamma, chunk_elements=1 << 22):
+def _replay(idx_log, s_log, n, eta0, batch_size):
+    """The averaged coefficients ``alpha_bar`` (K, n) from the loop's log, on the host.
+
+    Iteration t added ``raw_step = (eta_t / batch_size) / s`` (s at its start) to the
+    unscaled coefficient ``a`` of each drawn row (``idx_log[t - 1]``) and
+    ``raw_step * S`` to the averaging correction ``B``; then ``s`` became
+    ``s_log[t - 1]`` and ``S`` grew by it; a renormalisation (any ``s`` below the
+    threshold) flushed ``S a - B`` and rescaled ``a``. ``sum_t alpha_t = S a - B``
+    plus what was flushed: the same float64 operations in the same order as the
+    host bookkeeping inside the loop did before.
+    """
+    n_done, n_out, _ = idx_log.shape
+    rows_k = np.repeat(np.arange(n_out), batch_size)
+    a = np.zeros((n_out, n))
+    B = np.zeros((n_out, n))
+    flushed = np.zeros((n_out, n))
+    S = np.zeros(n_out)
+    s = np.ones(n_out)
+    for t in range(1, n_done + 1):
+        eta = eta0 / math.sqrt(t)
+        raw_step = (eta / batch_size) / s
+        rows = idx_log[t - 1].ravel()
+        np.add.at(a, (rows_k, rows), np.repeat(raw_step, batch_size))
+        np.add.at(B, (rows_k, rows), np.repeat(raw_step * S, batch_size))
+        s = s_log[t - 1]
+        S = S + s
+        if np.any(s < _RENORMALISE_BELOW):
+            flushed += S[:, None] * a - B
+            a *= s[:, None]
+            B[:] = 0.0
+            S[:] = 0.0
+            s = np.ones(n_out)
+    return (flushed + S[:, None] * a - B) / n_done
+
+
+def _block_response(X, rows, coef, pattern, xp, kernel, gamma, chunk_elements=1 << 22):
     """``(K(X, X[rows]) @ W).T`` of shape (K, n) where W (K * batch, K) is block
-    diagonal with class k's coefficients ``coef[k]`` in its own rows: every
-    class's sampled rows share one kernel block per row chunk."""
+    diagonal with class k's coefficients ``coef[k]`` in its own rows (``pattern``:
+    the 0/1 block-diagonal mask): every class's sampled rows share one kernel
+    block per row chunk."""
     n_out, batch = coef.shape
     Srows = xp.take(X, rows, axis=0)
-    W = np.zeros((n_out * batch, n_out))
-    W[np.arange(n_out * batch), np.repeat(np.arange(n_out), batch)] = coef.ravel()
-    W = xp.astype(bk.asarray(W), X.dtype)
+    W = xp.astype(xp.reshape(coef, (n_out * batch,))[:, None] * pattern, X.dtype)
     return kernel_expansion(X, Srows, W, kernel=kernel, gamma=gamma, xp=xp, chunk_elements=chunk_elements).T
 
 

@@ -7,15 +7,18 @@ resolve, Backend, available_backends, register_backend, register_kernel,
 get_kernel, BackendUnavailableError; the array helpers the array API standard
 lacks: to_numpy (any array to a host NumPy array), synchronize (wait for a
 namespace's queued device work), float_dtype (a namespace's float32 / float64
-for a dtype name). The ops live in :mod:`kbackends.ops`, the matching random
-features in :mod:`kbackends.random`, the oracle-test helpers for any backend in
-:mod:`kbackends.testing`.
+for a dtype name); sync_free (marks an iteration loop free of device -> host
+transfers, checked by :func:`kbackends.testing.transfer_guard`), to_host_async
+(a deferred, non-stalling read of a small array). The ops live in
+:mod:`kbackends.ops`, the matching random features in :mod:`kbackends.random`,
+the oracle-test helpers for any backend in :mod:`kbackends.testing`.
 """
 
 from ._backend import Backend, available_backends, register_backend, registered_backends, resolve
 from ._errors import BackendUnavailableError
 from ._registry import get_kernel, register_kernel, registered_kernels
 from ._xp_utils import float_dtype, synchronize, to_numpy
+from ._sync import HostValue, in_sync_free_region, sync_free, to_host_async
 from . import kernels as _kernels  # noqa: F401  (registers the built-in kernels)
 
 __all__ = [
@@ -24,12 +27,16 @@ __all__ = [
     "available_backends",
     "float_dtype",
     "get_kernel",
+    "HostValue",
+    "in_sync_free_region",
     "register_backend",
     "register_kernel",
     "registered_backends",
     "registered_kernels",
     "resolve",
+    "sync_free",
     "synchronize",
+    "to_host_async",
     "to_numpy",
 ]
 

@@ -20,10 +20,18 @@ def is_cupy_namespace(xp) -> bool:
     return namespace_name(xp) == "cupy"
 
 
+# Set by kbackends.testing.transfer_guard while it runs: called as hook(x, what)
+# before a conversion (raises inside a sync-free region); and hook(x) for a deferred read.
+_transfer_hook = None
+_deferred_hook = None
+
+
 def to_numpy(x) -> np.ndarray:
     """Copy (or view) any array as a NumPy array on the host."""
     if isinstance(x, np.ndarray):
         return x
+    if _transfer_hook is not None:
+        _transfer_hook(x, "kbackends.to_numpy")
     if hasattr(x, "get") and type(x).__module__.startswith("cupy"):
         return x.get()
     try:

@@ -36,7 +36,8 @@ def _naive_sbp(X, y, nu, gamma, bias, T, batch_size, seed):
         under = np.flatnonzero(heights < level)
         if under.size == 0:
             under = np.flatnonzero(heights <= level)
-        idx = under[rng.integers(0, under.size, batch_size)]
+        # one host uniform per draw, scaled to a rank among the rows under water
+        idx = under[np.minimum((rng.random(batch_size) * under.size).astype(np.int64), under.size - 1)]
         for i in idx:
             alpha[i] += eta / batch_size
         w = alpha * y
