@@ -39,10 +39,11 @@ from pathlib import Path
 import numpy as np
 
 from algorithms import _datafile
+from algorithms._cli import OPTIONS, Progress, option_help, positive_int, seed_option
 from algorithms._params import REQUIRED
 from algorithms._registry import ALGORITHMS, DATA_KINDS
 
-DEMO_VARIANTS = ("dsg", "udsg", "cdsg")
+DSG_FAMILY = ("dsg", "udsg", "cdsg")
 PREDICT_CHUNK_ROWS = 16_384  # sparse files are densified this many rows at a time for predict
 
 
@@ -53,183 +54,6 @@ def read_data(path, fmt="auto", label_column="last", has_labels=True, n_features
                           n_features=n_features)
     X = data.X.toarray() if hasattr(data.X, "toarray") else data.X
     return X, None if data.raw is None else _datafile.typed_labels(data.raw)
-
-
-# --- progress -----------------------------------------------------------------------------
-
-
-class Progress:
-    """A one-line progress bar on stderr for fits longer than a second or two.
-
-    Works with any callback dict that has ``iteration`` (the RFF engine's and
-    SBP's); ``total`` None shows the count without a bar.
-    """
-
-    def __init__(self, total, stream=None, width=30):
-        self.total = total
-        self.stream = sys.stderr if stream is None else stream
-        self.width = width
-        self.start = time.perf_counter()
-        self.interactive = self.stream.isatty()
-        self.last_print = 0.0
-
-    def __call__(self, info):
-        now = time.perf_counter()
-        done = info.get("iteration", 0)
-        final = self.total is not None and done >= self.total
-        if now - self.last_print < (0.1 if self.interactive else 5.0) and not final:
-            return False
-        self.last_print = now
-        if self.total:
-            filled = int(self.width * min(done, self.total) / self.total)
-            line = f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total} it"
-        else:
-            line = f"{done} it"
-        if "n_blocks" in info:
-            line += f", {info['n_blocks']} blocks"
-        if "batch_loss" in info:
-            line += f", batch loss {info['batch_loss']:.4f}"
-        if "n_under" in info:
-            line += f", {info['n_under']} under the water"
-        line += f", {now - self.start:.1f} s"
-        self.stream.write(("\r" if self.interactive else "") + line + ("" if self.interactive else "\n"))
-        if self.interactive and final:
-            self.stream.write("\n")
-        self.stream.flush()
-        return False
-
-
-# --- hyper-parameter options --------------------------------------------------------------
-
-
-def _positive_int(text):
-    value = _parse(int, text, "an integer >= 1")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
-    return value
-
-
-def _positive_float(text):
-    value = _parse(float, text, "a number > 0")
-    if not (value > 0 and np.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return value
-
-
-def _nonneg_float(text):
-    value = _parse(float, text, "a number >= 0")
-    if not (value >= 0 and np.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
-    return value
-
-
-def _open_unit(text):
-    value = _parse(float, text, "a number in (0, 1)")
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
-    return value
-
-
-def _unit(text):
-    value = _parse(float, text, "a number in [0, 1]")
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}")
-    return value
-
-
-def _seed(text):
-    value = _parse(int, text, "an integer in [0, 2**63)")
-    if not 0 <= value < 2**63:
-        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63), got {text!r}")
-    return value
-
-
-def _gamma(text):
-    return "median" if text == "median" else _positive_float(text)
-
-
-def _precondition(text):
-    return None if text.lower() in ("none", "off", "0") else _positive_float(text)
-
-
-def _budget(text):
-    return "sqrt" if text == "sqrt" else _positive_int(text)
-
-
-def _class_weight(text):
-    if text not in ("balanced", "none"):
-        raise argparse.ArgumentTypeError(f"must be 'balanced' or 'none', got {text!r}")
-    return None if text == "none" else text
-
-
-def _parse(kind, text, what):
-    try:
-        return kind(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-
-
-# fit keyword -> (parser or "bool" or "choice", metavar, how the text is written): the
-# flag is --name-with-dashes; what the option means, its default and its allowed values
-# come from the algorithm's parameter table (algorithms/_params.py), declared once there.
-OPTIONS = {
-    "loss": ("choice", "LOSS", ""),
-    "kernel": ("choice", "KERNEL", ""),
-    "gamma": (_gamma, "GAMMA", "a number > 0, or 'median'"),
-    "lam": (_nonneg_float, "LAM", ""),
-    "n_iter": (_positive_int, "N", "auto: sbp one per row, tsgs3vm one pass over the larger of the labelled "
-                                   "and unlabelled rows"),
-    "batch_size": (_positive_int, "N", ""),
-    "block_size": (_positive_int, "N", ""),
-    "step": (_positive_float, "STEP", ""),
-    "precondition": (_precondition, "RIDGE", "a relative ridge > 0, or 'none' (also 0) for the papers' plain "
-                                             "gradient steps"),
-    "average": ("bool", None, ""),
-    "C": (_positive_float, "C", ""),
-    "C_star": (_nonneg_float, "C_STAR", "auto: C * labelled / unlabelled"),
-    "unlabeled_loss": ("choice", "LOSS", ""),
-    "balance": ("bool", None, ""),
-    "feature_budget": (_budget, "N", "an integer or 'sqrt' of the unlabelled rows; auto: no limit"),
-    "prior": (_open_unit, "PRIOR", "of --positive-class, in (0, 1), not 1/2; auto: estimated, the larger "
-                                   "class is positive"),
-    "correction": ("choice", "KIND", ""),
-    "nu": (_positive_float, "NU", ""),
-    "bias": ("bool", None, ""),
-    "penalty": ("choice", "PENALTY", ""),
-    "l1_ratio": (_unit, "RATIO", ""),
-    "n_anchors": (_positive_int, "N", ""),
-    "k_nearest": (_positive_int, "K", ""),
-    "inner_iter": (_positive_int, "N", "auto: 20 for s3gd and sgd, 50 for svrg"),
-    "max_epochs": (_positive_float, "EPOCHS", ""),
-    "max_time": (_positive_float, "SECONDS", "auto: no limit"),
-    "class_weight": (_class_weight, "WEIGHT", "'balanced' or 'none'"),
-    "method": ("choice", "METHOD", ""),
-}
-
-
-def _show(value):
-    return "auto" if value is None else str(value)
-
-
-def _option_help(name, note):
-    """The help of one option: what it means (the first taker's table), how it is
-    written, which algorithms take it, their choices and defaults."""
-    rows = [row for row in ALGORITHMS.values() if name in row.options]
-    # The table's doc, less what None means in Python (the note says how to write it here).
-    help_text = rows[0].help(name).split("; None:")[0] + (f" ({note})" if note else "")
-    groups = {}
-    for row in rows:
-        default = row.defaults().get(name)
-        choices = row.choices.get(name, ()) if OPTIONS[name][0] == "choice" else ()
-        key = (tuple(choices), _show(default))
-        groups.setdefault(key, []).append(row.name)
-    parts = []
-    for (choices, default), names in groups.items():
-        part = "/".join(names) + ":"
-        if choices:
-            part += " " + ", ".join(choices) + ";"
-        parts.append(f"{part} default {default}")
-    return f"{help_text} [{'; '.join(parts)}]".replace("%", "%%")
 
 
 # --- commands -----------------------------------------------------------------------------
@@ -335,7 +159,7 @@ def _training_data(row, data, args):
                 f"data file {name!r}: {int(missing.sum())} rows have no label (empty or '?'; the first is data row "
                 f"{first}); only --algo tsgs3vm and tsgsu take unlabelled rows")
         y = _datafile.typed_labels(data.raw)
-        if row.name in DEMO_VARIANTS and getattr(args, "loss", None) == "squared":
+        if row.name in DSG_FAMILY and getattr(args, "loss", None) == "squared":
             if y.dtype.kind not in "iuf":
                 raise _datafile.DataError(f"--loss squared (regression) needs numeric labels; {name!r} has text labels")
             y = y.astype(np.float64)
@@ -477,32 +301,9 @@ def cmd_predict(args):
 
 
 def cmd_demo(args):
-    from algorithms import dsg
-    from algorithms._bench.protocols import DSG_VARIANTS, dsg_fit_kwargs, dsg_peers, dsg_settings
-    from algorithms.datasets import load_or_digits
+    from algorithms._bench.demo import run_demo
 
-    name, X, y, Xt, yt = load_or_digits(args.dataset, args.data)
-    if args.quick:
-        X, y = X[:10_000], y[:10_000]
-        Xt, yt = Xt[:20_000], yt[:20_000]
-    X32, Xt32 = X.astype(np.float32), Xt.astype(np.float32)
-    settings = dsg_settings(name)  # the bench command's protocol for this dataset
-    print(f"dataset {name}: train {X.shape[0]} x {X.shape[1]}, test {Xt.shape[0]}, backend {args.backend}")
-    print("(first fit includes loading the compiled kernels)\n", file=sys.stderr)
-    rows = []
-    for variant in DSG_VARIANTS:
-        kwargs = {**dsg_fit_kwargs(settings, variant), "backend": args.backend}
-        model, fit_s = _timed(lambda: dsg.fit(X32, y, **kwargs))
-        pred, pred_s = _timed(lambda: _host(dsg.predict(model, Xt32)))
-        rows.append((variant.upper(), float(np.mean(pred == yt)), fit_s, pred_s, model.n_blocks * model.block_size))
-        _print_row(rows[-1], header=len(rows) == 1)
-    if not args.no_svc:
-        make_svc = dsg_peers(settings)["sklearn SVC"][0]
-        svc, fit_s = _timed(lambda: make_svc().fit(X, y))
-        pred, pred_s = _timed(lambda: svc.predict(Xt))
-        rows.append(("sklearn SVC", float(np.mean(pred == yt)), fit_s, pred_s, len(svc.support_)))
-        _print_row(rows[-1], header=False, unit="support vectors")
-    return 0
+    return run_demo(args.dataset, args.data, quick=args.quick, backend=args.backend, svc=not args.no_svc)
 
 
 def cmd_bench(args):
@@ -516,19 +317,6 @@ def cmd_bench(args):
     _bench.run(data_dir=args.data, out_dir=args.out, quick=args.quick, backend=args.backend, only=only,
                progress=lambda line: print(line, flush=True))
     return 0
-
-
-def _print_row(row, header, unit="features"):
-    if header:
-        print(f"{'algorithm':<14}{'accuracy':>10}{'fit s':>9}{'predict s':>11}  size")
-    name, acc, fit_s, pred_s, size = row
-    print(f"{name:<14}{100 * acc:>9.2f}%{fit_s:>9.2f}{pred_s:>11.2f}  {size} {unit}", flush=True)
-
-
-def _timed(fn):
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
 
 
 def _host(a):
@@ -576,7 +364,7 @@ def build_parser():
     train.add_argument("--algo", default="dsg", choices=tuple(ALGORITHMS), help="algorithm (default dsg)")
     for name, (kind, metavar, text) in OPTIONS.items():
         flag = "--" + name.replace("_", "-")
-        help_text = _option_help(name, text)
+        help_text = option_help(name, text)
         if kind == "bool":
             train.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
                                help=help_text)
@@ -592,10 +380,10 @@ def build_parser():
                        help="tsgsu: the label to predict for the positive class (of prior --prior; default 1)")
     train.add_argument("--negative-class", metavar="LABEL",
                        help="tsgsu: the label to predict for the other class (default -1)")
-    train.add_argument("--n-features", type=_positive_int, metavar="N",
+    train.add_argument("--n-features", type=positive_int, metavar="N",
                        help="LIBSVM: the number of features (default: the largest index in the file; give it when "
                             "files to predict may hold larger indices)")
-    train.add_argument("--seed", type=_seed, default=0, help="random seed (default 0): same seed, same model")
+    train.add_argument("--seed", type=seed_option, default=0, help="random seed (default 0): same seed, same model")
     train.add_argument("--dtype", default=None, choices=("float32", "float64"),
                        help="compute dtype (default: the algorithm's for float64 data)")
     train.add_argument("--quiet", action="store_true", help="no progress bar")

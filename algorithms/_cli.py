@@ -1,0 +1,188 @@
+"""Pieces of ``python -m algorithms``: the progress line of long fits, and the
+hyper-parameter options of ``train`` (how each is written on the command line: its
+parser and metavar; what it means, its default and its allowed values come from the
+algorithm's parameter table, :mod:`algorithms._params`, declared once there;
+:func:`option_help` joins the two).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from algorithms._registry import ALGORITHMS
+
+
+class Progress:
+    """A one-line progress bar on stderr for fits longer than a second or two.
+
+    Works with any callback dict that has ``iteration`` (the RFF engine's and
+    SBP's); ``total`` None shows the count without a bar.
+    """
+
+    def __init__(self, total, stream=None, width=30):
+        self.total = total
+        self.stream = sys.stderr if stream is None else stream
+        self.width = width
+        self.start = time.perf_counter()
+        self.interactive = self.stream.isatty()
+        self.last_print = 0.0
+
+    def __call__(self, info):
+        now = time.perf_counter()
+        done = info.get("iteration", 0)
+        final = self.total is not None and done >= self.total
+        if now - self.last_print < (0.1 if self.interactive else 5.0) and not final:
+            return False
+        self.last_print = now
+        if self.total:
+            filled = int(self.width * min(done, self.total) / self.total)
+            line = f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total} it"
+        else:
+            line = f"{done} it"
+        if "n_blocks" in info:
+            line += f", {info['n_blocks']} blocks"
+        if "batch_loss" in info:
+            line += f", batch loss {info['batch_loss']:.4f}"
+        if "n_under" in info:
+            line += f", {info['n_under']} under the water"
+        line += f", {now - self.start:.1f} s"
+        self.stream.write(("\r" if self.interactive else "") + line + ("" if self.interactive else "\n"))
+        if self.interactive and final:
+            self.stream.write("\n")
+        self.stream.flush()
+        return False
+
+
+
+def positive_int(text):
+    value = _parse(int, text, "an integer >= 1")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
+def _positive_float(text):
+    value = _parse(float, text, "a number > 0")
+    if not (value > 0 and np.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def _nonneg_float(text):
+    value = _parse(float, text, "a number >= 0")
+    if not (value >= 0 and np.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def _open_unit(text):
+    value = _parse(float, text, "a number in (0, 1)")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
+    return value
+
+
+def _unit(text):
+    value = _parse(float, text, "a number in [0, 1]")
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}")
+    return value
+
+
+def seed_option(text):
+    value = _parse(int, text, "an integer in [0, 2**63)")
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63), got {text!r}")
+    return value
+
+
+def _gamma(text):
+    return "median" if text == "median" else _positive_float(text)
+
+
+def _precondition(text):
+    return None if text.lower() in ("none", "off", "0") else _positive_float(text)
+
+
+def _budget(text):
+    return "sqrt" if text == "sqrt" else positive_int(text)
+
+
+def _class_weight(text):
+    if text not in ("balanced", "none"):
+        raise argparse.ArgumentTypeError(f"must be 'balanced' or 'none', got {text!r}")
+    return None if text == "none" else text
+
+
+def _parse(kind, text, what):
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+
+
+# fit keyword -> (parser or "bool" or "choice", metavar, how the text is written): the
+# flag is --name-with-dashes; what the option means, its default and its allowed values
+# come from the algorithm's parameter table (algorithms/_params.py), declared once there.
+OPTIONS = {
+    "loss": ("choice", "LOSS", ""),
+    "kernel": ("choice", "KERNEL", ""),
+    "gamma": (_gamma, "GAMMA", "a number > 0, or 'median'"),
+    "lam": (_nonneg_float, "LAM", ""),
+    "n_iter": (positive_int, "N", "auto: sbp one per row, tsgs3vm one pass over the larger of the labelled "
+                                   "and unlabelled rows"),
+    "batch_size": (positive_int, "N", ""),
+    "block_size": (positive_int, "N", ""),
+    "step": (_positive_float, "STEP", ""),
+    "precondition": (_precondition, "RIDGE", "a relative ridge > 0, or 'none' (also 0) for the papers' plain "
+                                             "gradient steps"),
+    "average": ("bool", None, ""),
+    "C": (_positive_float, "C", ""),
+    "C_star": (_nonneg_float, "C_STAR", "auto: C * labelled / unlabelled"),
+    "unlabeled_loss": ("choice", "LOSS", ""),
+    "balance": ("bool", None, ""),
+    "feature_budget": (_budget, "N", "an integer or 'sqrt' of the unlabelled rows; auto: no limit"),
+    "prior": (_open_unit, "PRIOR", "of --positive-class, in (0, 1), not 1/2; auto: estimated, the larger "
+                                   "class is positive"),
+    "correction": ("choice", "KIND", ""),
+    "nu": (_positive_float, "NU", ""),
+    "bias": ("bool", None, ""),
+    "penalty": ("choice", "PENALTY", ""),
+    "l1_ratio": (_unit, "RATIO", ""),
+    "n_anchors": (positive_int, "N", ""),
+    "k_nearest": (positive_int, "K", ""),
+    "inner_iter": (positive_int, "N", "auto: 20 for s3gd and sgd, 50 for svrg"),
+    "max_epochs": (_positive_float, "EPOCHS", ""),
+    "max_time": (_positive_float, "SECONDS", "auto: no limit"),
+    "class_weight": (_class_weight, "WEIGHT", "'balanced' or 'none'"),
+    "method": ("choice", "METHOD", ""),
+}
+
+
+def _show(value):
+    return "auto" if value is None else str(value)
+
+
+def option_help(name, note):
+    """The help of one option: what it means (the first taker's table), how it is
+    written, which algorithms take it, their choices and defaults."""
+    rows = [row for row in ALGORITHMS.values() if name in row.options]
+    # The table's doc, less what None means in Python (the note says how to write it here).
+    help_text = rows[0].help(name).split("; None:")[0] + (f" ({note})" if note else "")
+    groups = {}
+    for row in rows:
+        default = row.defaults().get(name)
+        choices = row.choices.get(name, ()) if OPTIONS[name][0] == "choice" else ()
+        key = (tuple(choices), _show(default))
+        groups.setdefault(key, []).append(row.name)
+    parts = []
+    for (choices, default), names in groups.items():
+        part = "/".join(names) + ":"
+        if choices:
+            part += " " + ", ".join(choices) + ";"
+        parts.append(f"{part} default {default}")
+    return f"{help_text} [{'; '.join(parts)}]".replace("%", "%%")
