@@ -117,7 +117,7 @@ def check_output_path(path, what):
 
 def write_lines(path, lines):
     """Write lines to ``path``: atomically for a regular file, directly for ``-`` or a device."""
-    from algorithms._model import atomic_write
+    from algorithms._persistence import atomic_write
 
     text = "".join(line + "\n" for line in lines)
     if str(path) == "-":

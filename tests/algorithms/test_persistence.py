@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import algorithms
-from algorithms import _model, dsg, s3gd, sbp, tsgs3vm, tsgsu
+from algorithms import _persistence as _model, dsg, s3gd, sbp, tsgs3vm, tsgsu
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(120, 3))
@@ -24,11 +24,13 @@ LABELS = {
     "object": np.where(POSITIVE, "spam", "ham").astype(object),  # a pandas string column
 }
 
-FAST_RFF = {"n_iter": 3, "batch_size": 32, "block_size": 8, "random_state": 0}
+FAST = {"n_iter": 3, "batch_size": 32, "block_size": 8, "random_state": 0}
 
 
 def _fit(kind, X, y):
-    """One fitted model of each of the six kinds the library writes."""
+    """One fitted model of each of the six kinds the library writes, in X's dtype (the
+    engine's fits compute in float32 by default: asked for X's dtype here)."""
+    FAST_RFF = {**FAST, "dtype": X.dtype.name}
     if kind == "dsg_classifier":
         return dsg.fit(X, y, **FAST_RFF)
     if kind == "dsg_regressor":
