@@ -1,0 +1,121 @@
+"""``partial_fit``: the engine streamed over the user's batches."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from kbackends import resolve, to_numpy
+
+from .. import _engine
+from .._validation import seed_from
+from ._common import is_dask_array
+from ._driver import _dtype_name
+from ._entry import _dsg_rows
+from ._worker import _Spec
+
+
+def partial_fit(estimator, X, y, classes=None):
+    """One pass of the engine over the batch ``(X, y)``, continuing the estimator's fit.
+
+    The first call fixes the classes (``classes``, or those of ``y``; a later batch
+    may hold any subset of them), the kernel width (``gamma="median"``: from the
+    first batch) and the seed; every call runs ``ceil(len(X) / batch_size)``
+    iterations sampling from the batch, resuming the engine state (step schedule,
+    blocks, scale factor) where the last call left it. ``n_iter`` is not used.
+    ``model_`` is the ordinary RFFModel after every call.
+    """
+    from .. import dsg
+    from .._validation import check_X
+
+    if is_dask_array(X):
+        X = X.compute()
+        y = y.compute() if is_dask_array(y) else y
+    bk = resolve(estimator.backend, X, y)
+    X = check_X(X, bk, estimator.dtype)
+    y_host = to_numpy(y) if hasattr(y, "__array_namespace__") else np.asarray(y)
+    if y_host.shape[0] != X.shape[0]:
+        msg = f"`y` has {y_host.shape[0]} rows but `X` has {X.shape[0]}"
+        raise ValueError(msg)
+    params = estimator.get_params()
+    loss = params["loss"]
+    partial = getattr(estimator, "_partial_", None)
+    # A fit() since the last partial_fit replaced the model: start over, as scikit-learn does.
+    first = partial is None or partial.get("model") is not getattr(estimator, "model_", None)
+    if first:
+        if loss != "squared":
+            classes = np.unique(y_host) if classes is None else np.unique(np.asarray(classes))
+            if classes.size < 2:
+                msg = f"`classes` must hold at least 2 classes on the first call, got {classes.tolist()}"
+                raise ValueError(msg)
+        seed = seed_from(params["random_state"])
+        captured = {}
+
+        def capture(sources, bk_, settings, dtype):
+            captured.update(sources=sources, settings=settings, dtype=dtype)
+            zeros = bk_.xp.zeros((0, settings.n_outputs), dtype=dtype)
+            return _engine.EngineResult(coef=zeros, intercept=bk_.xp.zeros((settings.n_outputs,), dtype=dtype),
+                                        n_blocks=0, n_iter_done=0)
+
+        tiny_y = classes if loss != "squared" else y_host[:1]
+        tiny_X = X[: tiny_y.shape[0]] if X.shape[0] >= tiny_y.shape[0] else _repeat_rows(X, tiny_y.shape[0], bk)
+        gamma = params["gamma"]
+        with _engine.run_with(capture):
+            template = dsg.fit(tiny_X, tiny_y, **{**params, "random_state": seed, "cache_predictions": False,
+                                                   "gamma": _batch_gamma(gamma, X, bk, seed)})
+        settings = dataclasses.replace(captured["settings"], callback=None)
+        src = captured["sources"][0]
+        spec = _Spec(templates=[(src.loss, src.weight, src.batch_size, src.curvature)], settings=settings,
+                     dtype=_dtype_name(bk, captured["dtype"]), builder=_dsg_rows,
+                     context={"classes": classes if loss != "squared" else None, "loss": loss}, capacity_blocks=0)
+        state = _engine.EngineState(
+            stored=bk.xp.zeros((0, settings.n_outputs), dtype=captured["dtype"]), n_blocks=0, scale=1.0,
+            intercept=bk.xp.zeros((settings.n_outputs,), dtype=captured["dtype"]), beta=np.zeros(0),
+            averager=_engine._Averager(bk.xp, (0, settings.n_outputs), captured["dtype"]) if settings.average else None,
+            intercept_sum=bk.xp.zeros((settings.n_outputs,), dtype=captured["dtype"]),
+            rng=np.random.default_rng(settings.sampling_seed), t=0,
+        )
+        estimator._partial_ = {"spec": spec, "state": state, "template": template}
+    partial = estimator._partial_
+    spec, state = partial["spec"], partial["state"]
+    X = bk.xp.astype(X, getattr(bk.xp, spec.dtype))  # the first call's compute dtype (_engine.as_compute_dtype)
+    if X.shape[1] != partial["template"].n_features_in:
+        msg = (f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+               f"{partial['template'].n_features_in} features as input (`X` of the first partial_fit)")
+        raise ValueError(msg)
+    if spec.context["classes"] is not None:
+        unknown = np.setdiff1d(np.unique(y_host), spec.context["classes"])
+        if unknown.size:
+            msg = f"`y` holds classes {unknown.tolist()} that the first call did not declare"
+            raise ValueError(msg)
+    ((Xb, y_matrix),) = spec.builder([[X, y_host]], spec.context, bk, spec.dtype)
+    src_loss, weight, batch_size, curvature = spec.templates[0]
+    source = _engine.Source(X=Xb, y=y_matrix, loss=src_loss, weight=weight, batch_size=batch_size,
+                            curvature=curvature)
+    stop = state.t + max(1, math.ceil(X.shape[0] / batch_size))
+    settings = dataclasses.replace(spec.settings, n_iter=stop)
+    result = _engine.run([source], bk, settings, Xb.dtype, resume=state)
+    partial["state"] = result.state
+    template = partial["template"]
+    estimator.model_ = dataclasses.replace(
+        template, coef=result.coef, intercept=result.intercept, n_blocks=result.n_blocks,
+        params={**template.params, "n_iter_done": result.n_iter_done}, backend=bk.name,
+    )
+    partial["model"] = estimator.model_
+    estimator.n_features_in_ = template.n_features_in
+    if spec.context["classes"] is not None:
+        estimator.classes_ = np.asarray(spec.context["classes"])
+    return estimator
+
+
+def _repeat_rows(X, n, bk):
+    rows = bk.asarray(np.arange(n) % X.shape[0])
+    return bk.xp.take(X, rows, axis=0)
+
+
+def _batch_gamma(gamma, X, bk, seed):
+    from .._validation import check_gamma
+
+    return check_gamma(gamma, X, bk, seed)
