@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from .distributed import is_dask_array
+from ._dask_arrays import is_dask_array
 from ._validation import is_numpy_like, sklearn_validate
 
 

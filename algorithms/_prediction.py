@@ -12,7 +12,7 @@ import numpy as np
 from kbackends import resolve
 
 from ._finite import check_finite_decision
-from .distributed import is_dask_array, map_rows
+from ._dask_arrays import is_dask_array, map_rows
 from ._validation import check_n_features, check_X
 
 

@@ -37,7 +37,7 @@ from kbackends import resolve
 from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 
 from . import _engine, distributed
-from .distributed import is_dask_array, map_rows
+from ._dask_arrays import is_dask_array, map_rows
 from ._estimator import FunctionalClassifier, FunctionalEstimator
 from ._model import RFFModel
 from ._params import (

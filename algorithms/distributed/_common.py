@@ -1,21 +1,12 @@
-"""Shared by the driver and the workers: the lost-worker error, the dask test, the settings."""
+"""Shared by the driver and the workers: the lost-worker error and the settings."""
 
 from __future__ import annotations
 
-import sys
-
-
-
+from .._dask_arrays import is_dask_array  # noqa: F401 (the package's public name)
 
 
 class WorkerLostError(RuntimeError):
     """A distributed fit lost workers and could not recover (the message names them)."""
-
-
-def is_dask_array(X) -> bool:
-    """True for a ``dask.array.Array`` (without importing dask when it is not loaded)."""
-    da = sys.modules.get("dask.array")
-    return da is not None and isinstance(X, da.Array)
 
 
 def _config(name, default):

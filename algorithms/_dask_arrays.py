@@ -1,10 +1,18 @@
-"""Chunk-wise, lazy prediction on dask arrays."""
+"""Dask arrays where the rest of the library meets them: the test for one (without
+importing dask) and chunk-wise, lazy prediction over their rows. The distributed
+training itself is :mod:`algorithms.distributed`."""
 
 from __future__ import annotations
 
+import sys
 
 import numpy as np
 
+
+def is_dask_array(X) -> bool:
+    """True for a ``dask.array.Array`` (without importing dask when it is not loaded)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(X, da.Array)
 
 
 
