@@ -4,6 +4,8 @@ with the unregularised bias of the two-basin problem. Kernels:
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._backend import resolve
 from .._registry import get_kernel
 from ._checks import check_all_finite, check_float, check_ndim, check_real
@@ -62,7 +64,7 @@ def water_level(c, volume, *, segments=None, backend="auto", check_finite=True):
             msg = f"`segments` must be a 1-D integer array of offsets, got shape {tuple(offsets.shape)}, dtype {offsets.dtype}"
             raise ValueError(msg)
     k = offsets.shape[0] - 1
-    if hasattr(volume, "shape") and len(volume.shape):
+    if (volume.ndim if hasattr(volume, "ndim") else np.ndim(volume)):  # an array or a list of volumes
         volume = bk.asarray(volume)
         if not (xp.isdtype(volume.dtype, "real floating") or xp.isdtype(volume.dtype, "integral")):
             msg = f"`volume` must be a real number or an array of them, got dtype {volume.dtype}"

@@ -245,3 +245,8 @@ def test_regressions_name_the_argument(case):
 def test_numpy_integer_counts_are_counts():
     out = ops.anchor_accumulate(np.zeros((2, 1), dtype=np.int64), np.ones((2, 1)), np.ones(2), np.int64(2))
     assert out.shape == (2,) and float(out[0]) == 2.0
+
+
+def test_water_level_volumes_as_a_list():
+    levels = ops.water_level(np.array([0.0, 1.0, 3.0, 0.0, 1.0]), [2.0, 1.0], segments=np.array([0, 3, 5]))
+    np.testing.assert_allclose(levels, [1.5, 1.0])
