@@ -114,6 +114,13 @@ def check_positive(name: str, value) -> float:
     return check_real(name, value, low=0.0, strict=True)
 
 
+def check_signs(xp, y, name: str = "y") -> None:
+    """ValueError unless every entry of ``y`` is +1 or -1 (NaN, 0/1 labels rejected)."""
+    if not bool(xp.all((y == 1) | (y == -1))):
+        msg = f"`{name}` must hold only +1 and -1"
+        raise ValueError(msg)
+
+
 def check_index(xp, idx, n: int, message: str) -> None:
     """ValueError(``message``) unless every entry of ``idx`` is in ``[0, n)``."""
     if math.prod(idx.shape) and not (bool(xp.all(idx >= 0)) and bool(xp.all(idx < n))):

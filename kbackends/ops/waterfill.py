@@ -8,7 +8,7 @@ import numpy as np
 
 from .._backend import resolve
 from .._registry import get_kernel
-from ._checks import check_all_finite, check_float, check_ndim, check_real
+from ._checks import check_all_finite, check_float, check_ndim, check_real, check_signs
 
 __all__ = ["water_level", "water_level_biased"]
 
@@ -135,9 +135,7 @@ def water_level_biased(c, y, volume, *, backend="auto", check_finite=True):
         msg = f"`c` and `y` must be 1-D of the same length, got shapes {tuple(c.shape)} and {tuple(y.shape)}"
         raise ValueError(msg)
     check_float(xp, c, "c")
-    if not bool(xp.all((y == 1) | (y == -1))):
-        msg = "`y` must hold only +1 and -1"
-        raise ValueError(msg)
+    check_signs(xp, y)
     if not (bool(xp.any(y == 1)) and bool(xp.any(y == -1))):
         msg = "`y` must contain both classes: the two basins need one example each at least"
         raise ValueError(msg)

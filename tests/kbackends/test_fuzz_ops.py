@@ -229,6 +229,11 @@ REGRESSIONS = {
     "volume str (biased)": lambda: ops.water_level_biased(np.ones(2), np.array([1.0, -1.0]), "x"),
     "gamma inf": lambda: ops.kernel_response_update(np.ones((2, 1)), np.array([0]), np.ones(1), np.ones(2),
                                                     np.ones(2), gamma=float("inf")),
+    # labels of the SBP's update were not checked: NaN gave NaN responses, 0/1 wrong ones
+    "y NaN": lambda: ops.kernel_response_update(np.ones((2, 1)), np.array([0]), np.ones(1), np.array([np.nan, 1.0]),
+                                                np.ones(2)),
+    "y 0/1": lambda: ops.kernel_response_update(np.ones((2, 1)), np.array([0]), np.ones(1), np.array([0.0, 1.0]),
+                                                np.ones(2)),
     "eps None": lambda: ops.anchor_graph(np.ones((2, 1)), np.ones((1, 1)), 1, eps=None),
     # counts beyond the index range: "Maximum allowed dimension exceeded"
     "n_anchors 2**64": lambda: ops.anchor_accumulate(np.zeros((0, 0), dtype=np.int64), np.zeros((0, 0)),
