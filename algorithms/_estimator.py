@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from ._dask_arrays import is_dask_array
-from ._validation import is_numpy_like, sklearn_validate
+from ._validation import check_labels, is_numpy_like, naming_arguments, sklearn_validate
 
 
 class FunctionalEstimator(BaseEstimator):
@@ -44,20 +44,23 @@ class FunctionalEstimator(BaseEstimator):
         return X, y
 
     def fit(self, X, y):
-        """Fit on (X, y); CuPy in, model on the GPU."""
+        """Fit on (X, y); CuPy in, model on the GPU; a dask array trains on the cluster."""
         if y is None:
-            msg = f"{type(self).__name__} requires y to be passed, but the target y is None"
+            msg = f"`y`: {type(self).__name__} requires y to be passed, but the target y is None"
             raise ValueError(msg)
         # The estimator's own table (it may narrow the function's: a classifier's losses).
         type(self)._params.validate(self.get_params())
         if is_dask_array(X):  # data-parallel on the cluster (dsg, tsgs3vm, tsgsu): chunks stay lazy
             self.model_ = type(self)._fit(X, y, **self.get_params())
         else:
-            X, y = sklearn_validate(self, X, y, reset=True)
-            if is_classifier(self) and is_numpy_like(y):
-                from sklearn.utils.multiclass import check_classification_targets
+            with naming_arguments():
+                if is_classifier(self) and is_numpy_like(y) and np.asarray(y).dtype.kind == "O":
+                    check_labels(y, None)  # mixed str / number labels: scikit-learn fails on a sort
+                X, y = sklearn_validate(self, X, y, reset=True)
+                if is_classifier(self) and is_numpy_like(y):
+                    from sklearn.utils.multiclass import check_classification_targets
 
-                check_classification_targets(y)
+                    check_classification_targets(y)
             self.model_ = type(self)._fit(*self._fit_args(X, y), **self.get_params())
         self.n_features_in_ = self.model_.n_features_in
         if is_classifier(self):
@@ -66,9 +69,10 @@ class FunctionalEstimator(BaseEstimator):
 
     def _validated(self, X):
         check_is_fitted(self, "model_")
-        if is_dask_array(X):  # predicted chunk-wise and lazily by the model (algorithms.distributed)
+        if is_dask_array(X):  # predicted chunk-wise and lazily by the model (algorithms._dask_arrays)
             return X
-        return sklearn_validate(self, X, None, reset=False)
+        with naming_arguments():
+            return sklearn_validate(self, X, None, reset=False)
 
     def predict(self, X):
         """Predicted labels (or values for a regressor); CuPy in, CuPy out."""

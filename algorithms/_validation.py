@@ -6,7 +6,9 @@ Algorithms validate once in ``fit`` / ``predict`` and then call the ops with
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+import re
 
 import numpy as np
 from sklearn.base import RegressorMixin
@@ -262,6 +264,26 @@ def check_choice(name, value, choices):
 def is_numpy_like(X):
     """NumPy arrays and things NumPy would convert (lists, pandas): not array-API arrays."""
     return not hasattr(X, "__array_namespace__") or isinstance(X, np.ndarray)
+
+
+@contextlib.contextmanager
+def naming_arguments():
+    """Prefix the argument's name in backticks to a ValueError / TypeError raised
+    inside (scikit-learn's validation: its text is kept, as its estimator checks
+    match it, e.g. ``"`y`: Unknown label type: continuous"``)."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        text = str(exc)
+        if "`" in text:
+            raise
+        if "inconsistent numbers of samples" in text:
+            names = "`X`, `y`"
+        elif re.search(r"\by\b|label|target|class", text):
+            names = "`y`"
+        else:
+            names = "`X`"
+        raise type(exc)(f"{names}: {text}") from exc
 
 
 def sklearn_validate(est, X, y, *, reset):

@@ -176,6 +176,9 @@ def resolve(backend="auto", *arrays) -> Backend:
     if isinstance(backend, Backend):
         return backend
     if not isinstance(backend, str):
+        if not hasattr(backend, "asarray"):  # not an array namespace either (e.g. -1, None, True)
+            msg = f"`backend` must be 'auto', a backend name, a Backend or an array namespace, got {backend!r}"
+            raise TypeError(msg)
         return _from_namespace(backend)
     if backend == "auto":
         return _resolve_auto(arrays)

@@ -122,8 +122,8 @@ def estimate_prior(X_similar, X_unlabeled, *, n_components=300, lam=1e-3, confid
         msg = f"`X_unlabeled` must be (n_unlabeled, {X_s.shape[1]}), got shape {X_u.shape}"
         raise ValueError(msg)
     if X_s.shape[0] < 20 or X_u.shape[0] < 20:
-        msg = (f"too few points to estimate the prior: {X_s.shape[0]} similar and {X_u.shape[0]} unlabeled; "
-               "at least 20 of each")
+        msg = (f"too few points to estimate the prior: `X_similar` gives {X_s.shape[0]} and `X_unlabeled` has "
+               f"{X_u.shape[0]}; at least 20 of each")
         raise ValueError(msg)
     if not (np.all(np.isfinite(X_s)) and np.all(np.isfinite(X_u))):
         msg = "`X_similar` or `X_unlabeled` contains NaN or infinite values"

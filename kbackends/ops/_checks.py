@@ -8,6 +8,9 @@ resolved backend's namespace; the arrays are already on it.
 from __future__ import annotations
 
 import math
+import numbers
+
+import numpy as np
 
 
 def is_float(xp, a) -> bool:
@@ -69,26 +72,53 @@ def check_all_finite(xp, enabled: bool, arrays: dict, *, together: bool = False)
 
 
 def is_int(value) -> bool:
-    """A Python int that is not a bool."""
-    return isinstance(value, int) and not isinstance(value, bool)
+    """An integer (Python or NumPy) that is not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+# Counts size allocations: beyond the platform's index range NumPy fails with a
+# message that names nothing, so the bound is part of the check.
+_MAX_COUNT = int(np.iinfo(np.intp).max)
 
 
 def check_int(name: str, value, low: int, high: int | None = None, high_name: str | None = None) -> int:
-    """ValueError unless ``value`` is an int in ``[low, high]`` (``>= low`` without
-    ``high``); ``high_name`` says what bounds it, as in ``[1, n_anchors=5]``."""
-    if not is_int(value) or value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"in [{low}, {high_name}={high}]"
+    """ValueError unless ``value`` is an integer in ``[low, high]`` (``>= low`` and
+    within the platform's index range without ``high``); ``high_name`` says what
+    bounds it, as in ``[1, n_anchors=5]``. Returns it as a Python int."""
+    if high is None:
+        high, high_name = _MAX_COUNT, "intp max"
+    if not is_int(value) or value < low or value > high:
+        bound = f"in [{low}, {high_name}={high}]" if high_name else f"in [{low}, {high}]"
         msg = f"`{name}` must be an integer {bound}, got {value!r}"
         raise ValueError(msg)
-    return value
+    return int(value)
+
+
+def check_real(name: str, value, *, low: float = -math.inf, strict: bool = False) -> float:
+    """The float of a finite real scalar ``value`` above ``low`` (``> low`` when
+    ``strict``, else ``>=``): TypeError for a non-number (str, None, bool, complex),
+    ValueError for NaN, inf or out of range. Returns the float."""
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        msg = f"`{name}` must be a real number, got {type(value).__name__} {value!r}"
+        raise TypeError(msg)
+    out = float(value)
+    if not (math.isfinite(out) and (out > low if strict else out >= low)):
+        bound = f"{'>' if strict else '>='} {low}" if low > -math.inf else "finite"
+        msg = f"`{name}` must be a finite number {bound}, got {value!r}"
+        raise ValueError(msg)
+    return out
 
 
 def check_positive(name: str, value) -> float:
-    """ValueError unless ``float(value) > 0``; returns the float."""
-    if not float(value) > 0:
-        msg = f"`{name}` must be positive, got {value!r}"
+    """The float of ``value`` if it is a finite real number > 0 (see :func:`check_real`)."""
+    return check_real(name, value, low=0.0, strict=True)
+
+
+def check_signs(xp, y, name: str = "y") -> None:
+    """ValueError unless every entry of ``y`` is +1 or -1 (NaN, 0/1 labels rejected)."""
+    if not bool(xp.all((y == 1) | (y == -1))):
+        msg = f"`{name}` must hold only +1 and -1"
         raise ValueError(msg)
-    return float(value)
 
 
 def check_index(xp, idx, n: int, message: str) -> None:

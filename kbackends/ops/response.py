@@ -7,7 +7,7 @@ from __future__ import annotations
 from .._backend import resolve
 from .._registry import get_kernel
 from ..kernels.response._xp import KERNEL_CODES
-from ._checks import check_all_finite, check_float, check_index, check_ndim, check_positive
+from ._checks import check_all_finite, check_float, check_index, check_ndim, check_positive, check_signs
 
 __all__ = ["RESPONSE_KERNELS", "kernel_response_update"]
 
@@ -62,6 +62,7 @@ def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, backe
         msg = f"`idx` must be a 1-D integer array, got shape {tuple(idx.shape)}, dtype {idx.dtype}"
         raise ValueError(msg)
     check_index(xp, idx, n, f"`idx` must index rows of `X` (0 <= idx < {n})")
+    check_signs(xp, y)
     check_all_finite(xp, check_finite, {"X": X, "coef": coef, "c": c}, together=True)
     c = xp.astype(c, X.dtype)
     y = xp.astype(y, X.dtype)

@@ -4,9 +4,11 @@ with the unregularised bias of the two-basin problem. Kernels:
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._backend import resolve
 from .._registry import get_kernel
-from ._checks import check_all_finite, check_float, check_ndim
+from ._checks import check_all_finite, check_float, check_ndim, check_real, check_signs
 
 __all__ = ["water_level", "water_level_biased"]
 
@@ -62,8 +64,15 @@ def water_level(c, volume, *, segments=None, backend="auto", check_finite=True):
             msg = f"`segments` must be a 1-D integer array of offsets, got shape {tuple(offsets.shape)}, dtype {offsets.dtype}"
             raise ValueError(msg)
     k = offsets.shape[0] - 1
-    volume = bk.asarray(volume)
-    volume = xp.astype(volume, xp.float64) if volume.ndim else xp.full((k,), float(volume), dtype=xp.float64)
+    if (volume.ndim if hasattr(volume, "ndim") else np.ndim(volume)):  # an array or a list of volumes
+        volume = bk.asarray(volume)
+        if not (xp.isdtype(volume.dtype, "real floating") or xp.isdtype(volume.dtype, "integral")):
+            msg = f"`volume` must be a real number or an array of them, got dtype {volume.dtype}"
+            raise TypeError(msg)
+        volume = xp.astype(volume, xp.float64)
+    else:  # a scalar (0-d arrays included)
+        volume = xp.full((k,), check_real("volume", volume.item() if hasattr(volume, "item") else volume),
+                         dtype=xp.float64)
     if volume.shape != (k,):
         msg = f"`volume` must be a scalar or have one entry per segment ({k}), got shape {tuple(volume.shape)}"
         raise ValueError(msg)
@@ -126,16 +135,11 @@ def water_level_biased(c, y, volume, *, backend="auto", check_finite=True):
         msg = f"`c` and `y` must be 1-D of the same length, got shapes {tuple(c.shape)} and {tuple(y.shape)}"
         raise ValueError(msg)
     check_float(xp, c, "c")
-    if not bool(xp.all((y == 1) | (y == -1))):
-        msg = "`y` must hold only +1 and -1"
-        raise ValueError(msg)
+    check_signs(xp, y)
     if not (bool(xp.any(y == 1)) and bool(xp.any(y == -1))):
         msg = "`y` must contain both classes: the two basins need one example each at least"
         raise ValueError(msg)
-    volume = float(volume)
-    if not volume >= 0:
-        msg = f"`volume` must be >= 0, got {volume}"
-        raise ValueError(msg)
+    volume = check_real("volume", volume.item() if hasattr(volume, "item") else volume, low=0.0)
     check_all_finite(xp, check_finite, {"c": c, "volume": volume}, together=True)
     gamma, b = get_kernel("water_level_biased", bk)(c, y, volume, xp=xp)
     return xp.asarray(gamma, dtype=c.dtype), xp.asarray(b, dtype=c.dtype)
