@@ -224,7 +224,7 @@ def make_su_data(X, y, n_pairs, n_unlabeled, *, prior=None, replace=False, rando
     y_similar, y_unlabeled : ndarrays of shape (n_pairs,) and (n_unlabeled,)
         Only with ``return_labels``.
     """
-    from kbackends._xp_utils import to_numpy
+    from kbackends import to_numpy
 
     from kbackends import resolve
 

@@ -202,14 +202,15 @@ def kernel_module(family, part):
     """The module ``kbackends.kernels.<family>._<part>``, e.g. ``("waterfill",
     "numba")``, for white-box tests that tune an implementation's thresholds
     (``monkeypatch.setattr(module, "_CHUNK_ELEMENTS", 40)``) or check its pieces
-    (``("omega", "core")``: Philox-4x32-10 against known answers).
+    (``("omega", "core")``: Philox-4x32-10 against known answers); ``family=None``
+    names the kernels' shared modules (``(None, "cuda_launch")``: launch geometry).
 
     Raises
     ------
     ValueError
         If there is no such module.
     """
-    name = f"kbackends.kernels.{family}._{part}"
+    name = f"kbackends.kernels._{part}" if family is None else f"kbackends.kernels.{family}._{part}"
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:

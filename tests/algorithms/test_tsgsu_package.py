@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from algorithms import datasets, tsgsu
-from kbackends._xp_utils import to_numpy
+from kbackends import to_numpy
 
 
 def _su(n=3000, seed=0):

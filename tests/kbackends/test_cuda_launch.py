@@ -7,7 +7,9 @@ failed from 65,535 x 16 + 1 rows.
 
 import pytest
 
-from kbackends.kernels import _cuda_launch as launch
+from kbackends.testing import kernel_module
+
+launch = kernel_module(None, "cuda_launch")
 
 ROWS = [0, 1, 65_535 * 16 + 1, 10**8]
 

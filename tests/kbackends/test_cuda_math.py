@@ -6,7 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from kbackends.kernels import _cuda_math
+from kbackends.testing import kernel_module
+
+_cuda_math = kernel_module(None, "cuda_math")
 
 
 @pytest.mark.parametrize("scale", [1.0, 30.0, 3000.0])

@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 import kbackends
-from kbackends._xp_utils import to_numpy
-from kbackends.kernels import _cuda_launch as launch
+from kbackends import to_numpy
+from kbackends.testing import kernel_module
+
+launch = kernel_module(None, "cuda_launch")
 from kbackends.random import omega_block
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
@@ -42,7 +44,7 @@ def _close(got, expected, dtype_name, scale):
 
 @pytest.mark.parametrize("form", ["cos", "cossin"])
 def test_rff_ops_over_chunks(bk, small_chunks, dtype_name, form):
-    from kbackends.kernels.rff import _cuda, _xp
+    _cuda, _xp = kernel_module("rff", "cuda"), kernel_module("rff", "xp")
 
     rng = np.random.default_rng(1)
     n, m, d = 29, 6, 3
@@ -68,7 +70,7 @@ def test_rff_ops_over_chunks(bk, small_chunks, dtype_name, form):
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 def test_response_update_over_chunks(bk, small_chunks, dtype_name, kernel):
-    from kbackends.kernels.response import _cuda, _xp
+    _cuda, _xp = kernel_module("response", "cuda"), kernel_module("response", "xp")
 
     rng = np.random.default_rng(2)
     n, d = 31, 4
@@ -83,7 +85,7 @@ def test_response_update_over_chunks(bk, small_chunks, dtype_name, kernel):
 
 
 def test_anchor_ops_over_chunks_and_repeatable(bk, small_chunks, dtype_name):
-    from kbackends.kernels.anchors import _cuda, _xp
+    _cuda, _xp = kernel_module("anchors", "cuda"), kernel_module("anchors", "xp")
 
     rng = np.random.default_rng(3)
     n, m, d, k, q = 37, 9, 3, 3, 2

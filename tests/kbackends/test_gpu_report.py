@@ -63,7 +63,7 @@ def test_roofline_read_from_the_device(monkeypatch, where):
     import sys
     import types
 
-    from kbackends._gpu_report import device_roofline
+    from kbackends.gpu_report import device_roofline
 
     attrs = {"MultiProcessorCount": 132, "ClockRate": 1_980_000, "MemoryClockRate": 2_619_000,
              "GlobalMemoryBusWidth": 5120}
@@ -82,7 +82,7 @@ def test_roofline_falls_back_to_nominal_saying_why(monkeypatch):
     import sys
     import types
 
-    from kbackends._gpu_report import NOMINAL_H100, device_roofline
+    from kbackends.gpu_report import NOMINAL_H100, device_roofline
 
     monkeypatch.setitem(sys.modules, "cupy", _fake_cupy({}, {"name": b"mystery"}))
     monkeypatch.setattr("numba.cuda.get_current_device", lambda: types.SimpleNamespace(), raising=False)

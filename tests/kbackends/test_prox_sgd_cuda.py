@@ -9,7 +9,8 @@ import pytest
 
 import kbackends
 from kbackends import get_kernel
-from kbackends._xp_utils import to_numpy
+from kbackends.testing import kernel_module
+from kbackends import to_numpy
 from kbackends.ops import anchor_accumulate, anchor_graph
 
 pytestmark = pytest.mark.cuda
@@ -58,6 +59,6 @@ def test_matches_the_numba_engine(gpu, dtype_name, method, loss, l1, l2):
 
 
 def test_the_cuda_backend_uses_the_kernel(gpu):
-    from kbackends.kernels.prox_sgd._cuda import prox_sgd_run
+    prox_sgd_run = kernel_module("prox_sgd", "cuda").prox_sgd_run
 
     assert get_kernel("prox_sgd_run", gpu) is prox_sgd_run

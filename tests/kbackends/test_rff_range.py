@@ -105,7 +105,9 @@ def test_small_and_huge_rows_together(dtype_name):
 
 def test_infinite_argument_gives_nan():
     """inf * omega: NaN as np.cos(inf), never a finite value (the engine then refuses the fit)."""
-    from kbackends.kernels.rff import _numba
+    from kbackends.testing import kernel_module
+
+    _numba = kernel_module("rff", "numba")
 
     for dtype in (np.float32, np.float64):
         X = np.array([[np.inf], [1.0]], dtype=dtype)

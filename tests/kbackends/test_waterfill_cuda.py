@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import kbackends
-from kbackends._xp_utils import to_numpy
+from kbackends import to_numpy
+from kbackends.testing import kernel_module
 
 pytestmark = pytest.mark.cuda
 
@@ -35,7 +36,7 @@ def oracle(c, v):
 
 
 def _levels(bk, c, volumes, offsets):
-    from kbackends.kernels.waterfill._cuda import water_level
+    water_level = kernel_module("waterfill", "cuda").water_level
 
     xp = bk.xp
     got = water_level(bk.asarray(c), bk.asarray(np.asarray(volumes, dtype=np.float64)),
@@ -79,7 +80,7 @@ def test_adversarial_segments(gpu, dtype_name, volume):
 
 @pytest.mark.parametrize("case", ["normal", "ties", "constant"])
 def test_a_segment_over_several_tiles(gpu, dtype_name, case):
-    from kbackends.kernels.waterfill._cuda import _TILE
+    _TILE = kernel_module("waterfill", "cuda")._TILE
 
     rng = np.random.default_rng(1)
     n = 2 * _TILE + 17  # three tiles, the last one partial
@@ -117,8 +118,8 @@ def test_levels_repeat_bit_for_bit(gpu):
 @pytest.mark.parametrize("sizes", [(1, 1), (1, 6), (9, 2), (40, 40)])
 @pytest.mark.parametrize("volume", [0.0, 0.5, 1e6])
 def test_biased_matches_the_sort_reference(gpu, dtype_name, sizes, volume):
-    from kbackends.kernels.waterfill._cuda import water_level_biased
-    from kbackends.kernels.waterfill._xp import water_level_biased as reference
+    water_level_biased = kernel_module("waterfill", "cuda").water_level_biased
+    reference = kernel_module("waterfill", "xp").water_level_biased
 
     rng = np.random.default_rng(4)
     n_pos, n_neg = sizes
