@@ -40,6 +40,7 @@ from kbackends.losses import Loss
 from kbackends.random import omega_block
 
 from ._finite import check_finite_fit
+from ._sparse import is_sparse, take_rows
 from ._threads import single_threaded_blas
 
 SCHEDULES = ("auto", "theta_over_t", "constant", "inverse_scaling")
@@ -268,6 +269,12 @@ def as_compute_dtype(X, bk, dtype):
     xp = bk.xp
     if dtype is not None or X.dtype == xp.float32:
         return X
+    if is_sparse(X):  # the same rule on the stored values: O(nnz)
+        a = np.abs(X.data)
+        a = a[a > 0]
+        if a.size and (float(a.max()) > _FLOAT32_RANGE[1] or float(a.min()) < _FLOAT32_RANGE[0]):
+            return X
+        return X.astype(np.float32)
     a = xp.abs(X)
     largest = float(xp.max(a))
     smallest = float(xp.min(xp.where(a > 0, a, xp.full_like(a, _FLOAT32_RANGE[1]))))
@@ -332,7 +339,7 @@ def _run(sources, bk, settings, dtype):
         batches = []
         for src, cache in zip(sources, caches):
             idx = bk.asarray(rng.integers(0, src.X.shape[0], size=src.batch_size))
-            Xb = xp.take(src.X, idx, axis=0)
+            Xb = take_rows(src.X, idx, xp)  # a CSR row subset for sparse X
             if cache is not None:
                 f = xp.take(cache, idx, axis=0) + intercept
             elif n_blocks:

@@ -12,6 +12,7 @@ import numpy as np
 from kbackends import resolve
 
 from ._finite import check_finite_decision
+from ._sparse import for_resolve
 from ._validation import check_n_features, check_X
 
 
@@ -20,6 +21,9 @@ class Predictor:
     (n_samples, n_outputs)), ``task`` ("binary": the sign of the one column; "ovr" /
     "softmax": the argmax over columns; "regression": the values), ``classes``,
     ``n_features_in`` and ``dtype``."""
+
+    #: Whether ``raw_decision`` takes a scipy.sparse CSR ``X`` (the random-feature models).
+    accepts_sparse = False
 
     def decision_function(self, X, *, backend="auto"):
         """Decision values of ``X``, on ``X``'s backend.
@@ -36,8 +40,9 @@ class Predictor:
         array of shape (n_samples,) for one output (two classes, regression), else
         (n_samples, n_outputs)
         """
-        bk = resolve(backend, X)
-        X = check_X(X, bk, self.dtype if not hasattr(X, "dtype") else None)
+        bk = resolve(backend, for_resolve(X))
+        X = check_X(X, bk, self.dtype if not hasattr(X, "dtype") else None,
+                    accept_sparse=self.accepts_sparse)
         check_n_features(X, self.n_features_in)
         f = self.raw_decision(X, bk)
         return f[:, 0] if f.shape[1] == 1 else f
@@ -45,7 +50,7 @@ class Predictor:
     def predict(self, X, *, backend="auto"):
         """Predicted labels (classification) or values (regression) for ``X``, on ``X``'s
         backend: array of shape (n_samples,)."""
-        bk = resolve(backend, X)
+        bk = resolve(backend, for_resolve(X))
         f = self.decision_function(X, backend=bk)
         xp = bk.xp
         if self.task == "regression":

@@ -44,6 +44,7 @@ from ._model import RFFModel
 from ._params import (
     Constraint, Param, ParamTable, common, common_tail, engine_settings, integer, options, real,
 )
+from ._sparse import for_resolve
 from ._validation import (
     check_gamma,
     check_X,
@@ -152,8 +153,8 @@ def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_si
     -------
     RFFModel
     """
-    bk = resolve(backend, X, y)
-    X = _engine.as_compute_dtype(check_X(X, bk, dtype), bk, dtype)
+    bk = resolve(backend, for_resolve(X), y)
+    X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     seed = seed_from(random_state)
     gamma = check_gamma(gamma, X, bk, seed)
     y_matrix, task, classes, source_loss = _targets(y, X, bk, loss)
@@ -224,7 +225,7 @@ def objective(model, X, y, *, backend="auto"):
     ``sqrt(2/M) cos(...)`` (M = n_blocks * block_size), i.e. the RKHS norm of the
     finite expansion the model is.
     """
-    bk = resolve(backend, X, y)
+    bk = resolve(backend, for_resolve(X), y)
     X = check_X(X, bk, model.dtype)
     xp = bk.xp
     loss = model.params["loss"]
