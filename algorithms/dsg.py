@@ -242,7 +242,7 @@ class DSGClassifier(FunctionalClassifier):
     """Kernel classifier by doubly stochastic gradients (DSG / UDSG / CDSG).
 
     Parameters are those of :func:`algorithms.dsg.fit` (``loss`` defaults to
-    "hinge"; "logistic" gives ``predict_proba``). Accepts NumPy or CuPy ``X``;
+    "hinge"; "logistic" gives ``predict_proba``). Accepts NumPy, CuPy or scipy.sparse ``X``;
     outputs follow the input's namespace.
 
     Attributes
@@ -263,6 +263,7 @@ class DSGClassifier(FunctionalClassifier):
 
     # A classifier's losses only: squared-loss predictions are values, not labels.
     _params = PARAMS.replace(loss={"constraint": options(*CLASSIFICATION_LOSSES)})
+    _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
@@ -292,5 +293,6 @@ class DSGRegressor(RegressorMixin, FunctionalEstimator):
     """
 
     _params = PARAMS.replace(loss={"default": "squared", "constraint": options("squared")})
+    _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _predict = staticmethod(predict)
