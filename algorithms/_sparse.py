@@ -41,7 +41,8 @@ def check_sparse_X(X, bk, dtype, *, name="X", min_samples=1):
         raise ValueError(msg)
     if X.nnz:
         # The exact squared row sums (O(nnz), float64): the algorithms sum squares of rows.
-        sq = np.add.reduceat(X.data.astype(np.float64) ** 2, X.indptr[:-1][np.diff(X.indptr) > 0])
+        with np.errstate(over="ignore"):  # an overflow to inf is what is looked for
+            sq = np.add.reduceat(X.data.astype(np.float64) ** 2, X.indptr[:-1][np.diff(X.indptr) > 0])
         if not np.all(sq < float(np.finfo(X.dtype).max)):
             msg = (f"`{name}` has rows whose squared sums overflow {X.dtype}; standardise the features "
                    "(e.g. sklearn.preprocessing.MaxAbsScaler) or use float64")
