@@ -163,12 +163,15 @@ def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, 
     Blocks are regenerated through ``omega_block``'s byte-budgeted cache (free
     while they fit, bounded memory when they do not) and evaluated in groups of
     up to ``GROUP_FEATURES`` features per ``rff_predict`` call: wider calls read
-    ``X`` fewer times and amortise the per-call work.
+    ``X`` fewer times and amortise the per-call work. A group's omega is also
+    held under ``GROUP_BYTES``: with many input dimensions (sparse text data,
+    d = 50,000) 4096 features of omega would be 800 MB.
     """
     xp = bk.xp
     F = block_size
     out = xp.zeros((X.shape[0], coef.shape[1]), dtype=X.dtype)
-    per_group = max(1, GROUP_FEATURES // F)
+    group = min(GROUP_FEATURES, GROUP_BYTES // max(1, n_dims * np.dtype(_dtype_name(X)).itemsize))
+    per_group = max(1, group // F)
     for start in range(0, n_blocks, per_group):
         stop = min(n_blocks, start + per_group)
         parts = [
@@ -182,6 +185,11 @@ def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, 
 
 
 GROUP_FEATURES = 4096
+GROUP_BYTES = 64 * 2**20
+
+
+def _dtype_name(X):
+    return "float32" if "float32" in str(X.dtype) else "float64"
 
 
 class _Averager:

@@ -226,7 +226,7 @@ def objective(model, X, y, *, backend="auto"):
     finite expansion the model is.
     """
     bk = resolve(backend, for_resolve(X), y)
-    X = check_X(X, bk, model.dtype)
+    X = check_X(X, bk, model.dtype, accept_sparse=True)
     xp = bk.xp
     loss = model.params["loss"]
     y_matrix, _, _, src_loss = _targets(y, X, bk, loss)

@@ -26,6 +26,7 @@ def test_dsg_sparse_matches_dense(variant, dtype_name):
     fs, fd = dsg.decision_function(ms, X.tocsc()), dsg.decision_function(md, X.toarray())
     np.testing.assert_allclose(fs, fd, atol=1e-4 if dtype_name == "float32" else 1e-9)
     np.testing.assert_array_equal(dsg.predict(ms, X), dsg.predict(md, X.toarray()))
+    assert dsg.objective(ms, X, y) == pytest.approx(dsg.objective(md, X.toarray(), y), rel=1e-4)
 
 
 def test_tsgs3vm_and_estimators_sparse():
