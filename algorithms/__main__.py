@@ -44,7 +44,7 @@ from algorithms._params import REQUIRED
 from algorithms._registry import ALGORITHMS, DATA_KINDS
 
 DSG_FAMILY = ("dsg", "udsg", "cdsg")
-PREDICT_CHUNK_ROWS = 16_384  # sparse files are densified this many rows at a time for predict
+PREDICT_CHUNK_ROWS = 16_384  # rows per predict call (sparse files densified per chunk for dense-only models)
 
 
 def read_data(path, fmt="auto", label_column="last", has_labels=True, n_features=None, header="auto"):
@@ -132,11 +132,21 @@ def write_lines(path, lines):
     atomic_write(path, lambda fh: fh.write(text.encode()))
 
 
-def _dense(X):
-    """Dense rows for the fit. LIBSVM files are read sparse, but the algorithms take
-    dense arrays today (sparse support is another issue): this is the one place the
-    training matrix is densified."""
-    return X.toarray() if hasattr(X, "toarray") else X
+# Fits that take scipy.sparse rows on the cpu backend (the random-feature engine).
+# SBP, S3GD and TSGSU still take dense rows: their LIBSVM input is densified below.
+SPARSE_ALGORITHMS = frozenset({"dsg", "udsg", "cdsg", "tsgs3vm"})
+
+
+def _dense(X, keep_sparse=False):
+    """The rows as the fit or the model takes them. LIBSVM files are read sparse and
+    stay so where ``keep_sparse`` (an algorithm of SPARSE_ALGORITHMS, or a model that
+    accepts sparse rows, on the cpu backend): memory O(nnz). Elsewhere this is the one
+    place the matrix is densified."""
+    return X if keep_sparse or not hasattr(X, "toarray") else X.toarray()
+
+
+def _keeps_sparse(name, args):
+    return name in SPARSE_ALGORITHMS and getattr(args, "backend", "auto") in ("auto", "cpu")
 
 
 def _log(message):
@@ -163,7 +173,7 @@ def _training_data(row, data, args):
             if y.dtype.kind not in "iuf":
                 raise _datafile.DataError(f"--loss squared (regression) needs numeric labels; {name!r} has text labels")
             y = y.astype(np.float64)
-        X = _dense(data.X)
+        X = _dense(data.X, _keeps_sparse(row.name, args))
         return (X, y), (X, y), None
     if row.data == "semi-supervised":
         unlabeled = missing | (data.matches(args.unlabeled_label) if args.unlabeled_label is not None else False)
@@ -172,7 +182,8 @@ def _training_data(row, data, args):
             raise _datafile.DataError(
                 f"--algo tsgs3vm needs unlabelled rows, but no label of {name!r} is {marker} "
                 "(name the marker with --unlabeled-label; --algo dsg trains on labelled rows only)")
-        X_l, X_u = _dense(data.rows(~unlabeled)), _dense(data.rows(unlabeled))
+        keep = _keeps_sparse(row.name, args)
+        X_l, X_u = _dense(data.rows(~unlabeled), keep), _dense(data.rows(unlabeled), keep)
         y_l = _datafile.typed_labels(data.raw[~unlabeled])
         _log(f"tsgs3vm: {X_l.shape[0]} labelled rows (classes {', '.join(map(str, np.unique(y_l)))}), "
              f"{X_u.shape[0]} unlabelled rows (label {marker})")
@@ -278,7 +289,8 @@ def cmd_predict(args):
         raise _datafile.DataError(f"data file {args.data!r} has {data.X.shape[1]} features, the model "
                                   f"{args.model!r} expects {model.n_features_in}")
     start = time.perf_counter()
-    parts = [_host(row.predict(model, _dense(data.X[i : i + PREDICT_CHUNK_ROWS]), backend=args.backend))
+    keep = getattr(model, "accepts_sparse", False) and args.backend in ("auto", "cpu")
+    parts = [_host(row.predict(model, _dense(data.X[i : i + PREDICT_CHUNK_ROWS], keep), backend=args.backend))
              for i in range(0, data.n_rows, PREDICT_CHUNK_ROWS)]
     pred = np.concatenate(parts)
     seconds = time.perf_counter() - start

@@ -43,6 +43,7 @@ from kbackends.random import omega_block
 
 from ._finite import check_finite_fit
 from ._steps import _Averager, _cdsg_step, _check_step_ratio, step_size  # noqa: F401 (re-exported)
+from ._sparse import is_sparse, take_rows
 from ._threads import single_threaded_blas
 
 SCHEDULES = ("auto", "theta_over_t", "constant", "inverse_scaling")
@@ -186,12 +187,15 @@ def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, 
     Blocks are regenerated through ``omega_block``'s byte-budgeted cache (free
     while they fit, bounded memory when they do not) and evaluated in groups of
     up to ``GROUP_FEATURES`` features per ``rff_predict`` call: wider calls read
-    ``X`` fewer times and amortise the per-call work.
+    ``X`` fewer times and amortise the per-call work. A group's omega is also
+    held under ``GROUP_BYTES``: with many input dimensions (sparse text data,
+    d = 50,000) 4096 features of omega would be 800 MB.
     """
     xp = bk.xp
     F = block_size
     out = xp.zeros((X.shape[0], coef.shape[1]), dtype=X.dtype)
-    per_group = max(1, GROUP_FEATURES // F)
+    group = min(GROUP_FEATURES, GROUP_BYTES // max(1, n_dims * np.dtype(_dtype_name(X)).itemsize))
+    per_group = max(1, group // F)
     for start in range(0, n_blocks, per_group):
         stop = min(n_blocks, start + per_group)
         parts = [
@@ -205,6 +209,11 @@ def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, 
 
 
 GROUP_FEATURES = 4096
+GROUP_BYTES = 64 * 2**20
+
+
+def _dtype_name(X):
+    return "float32" if "float32" in str(X.dtype) else "float64"
 
 
 _FLOAT32_RANGE = (1e-30, 1e30)  # |X| (non-zero) well inside float32's normal range
@@ -224,6 +233,12 @@ def as_compute_dtype(X, bk, dtype):
     xp = bk.xp
     if dtype is not None or X.dtype == xp.float32:
         return X
+    if is_sparse(X):  # the same rule on the stored values: O(nnz)
+        a = np.abs(X.data)
+        a = a[a > 0]
+        if a.size and (float(a.max()) > _FLOAT32_RANGE[1] or float(a.min()) < _FLOAT32_RANGE[0]):
+            return X
+        return X.astype(np.float32)
     a = xp.abs(X)
     largest = float(xp.max(a))
     smallest = float(xp.min(xp.where(a > 0, a, xp.full_like(a, _FLOAT32_RANGE[1]))))
@@ -307,7 +322,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
             batches = []
             for src, cache in zip(sources, caches):
                 idx = bk.asarray(rng.integers(0, src.X.shape[0], size=src.batch_size))
-                Xb = xp.take(src.X, idx, axis=0)
+                Xb = take_rows(src.X, idx, xp)  # a CSR row subset for sparse X
                 if cache is not None:
                     f = xp.take(cache, idx, axis=0) + intercept
                 elif n_blocks:

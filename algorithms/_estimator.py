@@ -32,6 +32,14 @@ class FunctionalEstimator(BaseEstimator):
     """
 
     _params = None
+    #: Whether ``_fit`` / ``_predict`` take scipy.sparse ``X`` (validated as any
+    #: format, handed over as is; the fit makes it CSR).
+    _accept_sparse = False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = type(self)._accept_sparse
+        return tags
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

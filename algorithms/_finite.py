@@ -16,6 +16,9 @@ def _finite(a) -> bool:
 
 
 def _max_abs(X, xp) -> float:
+    if hasattr(X, "tocsr"):  # scipy.sparse: the stored values
+        X = xp.asarray(X.data)
+        return float(xp.max(xp.where(xp.isfinite(X), xp.abs(X), xp.zeros_like(X)))) if X.shape[0] else 0.0
     finite = xp.where(xp.isfinite(X), xp.abs(X), xp.zeros_like(X))
     return float(xp.max(finite)) if X.shape[0] * X.shape[1] else 0.0
 

@@ -43,6 +43,8 @@ class RFFModel(Predictor, _ModelIO):
         Where ``coef`` and ``intercept`` live.
     """
 
+    accepts_sparse = True  # evaluate_blocks -> rff_predict reads CSR rows directly
+
     ARRAYS = ("coef", "intercept")
 
     algorithm: str

@@ -13,6 +13,7 @@ from kbackends import resolve
 
 from ._finite import check_finite_decision
 from ._dask_arrays import is_dask_array, map_rows
+from ._sparse import for_resolve
 from ._validation import check_n_features, check_X
 
 
@@ -21,6 +22,9 @@ class Predictor:
     (n_samples, n_outputs)), ``task`` ("binary": the sign of the one column; "ovr" /
     "softmax": the argmax over columns; "regression": the values), ``classes``,
     ``n_features_in`` and ``dtype``."""
+
+    #: Whether ``raw_decision`` takes a scipy.sparse CSR ``X`` (the random-feature models).
+    accepts_sparse = False
 
     def decision_function(self, X, *, backend="auto"):
         """Decision values of ``X``, on ``X``'s backend.
@@ -39,8 +43,9 @@ class Predictor:
         """
         if is_dask_array(X):
             return map_rows(type(self).decision_function, X, self)
-        bk = resolve(backend, X)
-        X = check_X(X, bk, self.dtype)  # computed in the model's dtype (float32 models: the fast path)
+        bk = resolve(backend, for_resolve(X))
+        # computed in the model's dtype (float32 models: the fast path)
+        X = check_X(X, bk, self.dtype, accept_sparse=self.accepts_sparse)
         check_n_features(X, self.n_features_in)
         f = self.raw_decision(X, bk)
         return f[:, 0] if f.shape[1] == 1 else f
@@ -50,7 +55,7 @@ class Predictor:
         backend: array of shape (n_samples,); a dask array in, a lazy dask array out."""
         if is_dask_array(X):
             return map_rows(type(self).predict, X, self)
-        bk = resolve(backend, X)
+        bk = resolve(backend, for_resolve(X))
         f = self.decision_function(X, backend=bk)
         xp = bk.xp
         if self.task == "regression":

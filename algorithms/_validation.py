@@ -33,13 +33,23 @@ def _is_sparse(X) -> bool:
     return hasattr(X, "tocsr") or type(X).__module__.startswith(("scipy.sparse", "cupyx.scipy.sparse"))
 
 
-def check_X(X, bk, dtype, *, name="X", min_samples=1):
-    """``X`` as a finite 2-D float array of backend ``bk`` (moved once if needed)."""
+def check_X(X, bk, dtype, *, name="X", min_samples=1, accept_sparse=False):
+    """``X`` as a finite 2-D float array of backend ``bk`` (moved once if needed).
+
+    With ``accept_sparse`` (the engine fits on the cpu backend), a scipy.sparse
+    matrix or array of any format comes back as a finite canonical CSR
+    (:func:`algorithms._sparse.check_sparse_X`), never densified.
+    """
     if X is None:
         msg = f"`{name}` is required, got None"
         raise ValueError(msg)
     if _is_sparse(X):
-        msg = f"`{name}` is a sparse matrix; sparse input is not supported, pass X.toarray()"
+        if accept_sparse:
+            from ._sparse import check_sparse_X
+
+            return check_sparse_X(X, bk, dtype, name=name, min_samples=min_samples)
+        msg = (f"`{name}` is a sparse matrix; this algorithm does not take sparse input yet "
+               "(DSG / UDSG / CDSG and TSGS3VM do), pass X.toarray()")
         raise TypeError(msg)
     xp = bk.xp
     if not hasattr(X, "__array_namespace__") and not isinstance(X, np.ndarray):
@@ -200,16 +210,26 @@ def median_gamma(X, bk, seed: int, n_sample: int = 1000) -> float:
     xp = bk.xp
     n = X.shape[0]
     rng = np.random.default_rng(seed)
-    rows = bk.asarray(rng.choice(n, size=min(n, n_sample), replace=False))
-    S = xp.astype(xp.take(X, rows, axis=0), xp.float64)
-    S = S - xp.mean(S, axis=0)
-    scale = float(xp.max(xp.abs(S)))
-    if scale == 0.0:
-        return 1.0  # all sampled rows identical: any width fits; keep the neutral one
-    S = S / scale
-    sq = xp.sum(S * S, axis=1)
-    D = to_numpy(sq[:, None] + sq[None, :] - 2.0 * (S @ S.T))
-    sq = to_numpy(sq)
+    rows = rng.choice(n, size=min(n, n_sample), replace=False)
+    if _is_sparse(X):
+        # Not centred (that would densify the sample): scaled only, and the Gram
+        # matrix from the sparse rows; the threshold below still drops cancellation noise.
+        from ._sparse import sparse_gram_sample
+
+        sq, gram, scale = sparse_gram_sample(X, rows)
+        if scale == 0.0:
+            return 1.0
+        D = sq[:, None] + sq[None, :] - 2.0 * gram
+    else:
+        S = xp.astype(xp.take(X, bk.asarray(rows), axis=0), xp.float64)
+        S = S - xp.mean(S, axis=0)
+        scale = float(xp.max(xp.abs(S)))
+        if scale == 0.0:
+            return 1.0  # all sampled rows identical: any width fits; keep the neutral one
+        S = S / scale
+        sq = xp.sum(S * S, axis=1)
+        D = to_numpy(sq[:, None] + sq[None, :] - 2.0 * (S @ S.T))
+        sq = to_numpy(sq)
     i, j = np.triu_indices(D.shape[0], 1)
     upper = D[i, j]
     # Below ~1e-12 of the rows' own squared norms a distance is cancellation noise.
@@ -292,10 +312,12 @@ def sklearn_validate(est, X, y, *, reset):
     if is_numpy_like(X) and (y is None or is_numpy_like(y)):
         from sklearn.utils.validation import validate_data
 
+        # Estimators over the engine fits take scipy.sparse (any format; the fit makes it CSR).
+        sparse = ("csr", "csc", "coo") if getattr(est, "_accept_sparse", False) else False
+        kw = {"reset": reset, "dtype": [np.float64, np.float32], "accept_sparse": sparse}
         if y is None:
-            return validate_data(est, X, reset=reset, dtype=[np.float64, np.float32])
-        y_numeric = isinstance(est, RegressorMixin)
-        return validate_data(est, X, y, reset=reset, dtype=[np.float64, np.float32], y_numeric=y_numeric)
+            return validate_data(est, X, **kw)
+        return validate_data(est, X, y, y_numeric=isinstance(est, RegressorMixin), **kw)
     if not reset:
         check_n_features(X, est.n_features_in_)
     return X if y is None else (X, y)

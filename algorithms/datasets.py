@@ -31,11 +31,11 @@ def data_dir(path=None) -> Path:
 def _svmlight(folder, train, test=None, n_features=None, test_fraction=None, seed=0):
     from sklearn.datasets import load_svmlight_file
 
+    # CSR as read; `load` densifies unless asked for sparse.
     X, y = load_svmlight_file(str(folder / train), n_features=n_features, dtype=np.float64)
-    X = X.toarray()
     if test is not None:
         Xt, yt = load_svmlight_file(str(folder / test), n_features=X.shape[1], dtype=np.float64)
-        return X, y, Xt.toarray(), yt
+        return X, y, Xt, yt
     return _split(X, y, test_fraction, seed)
 
 
@@ -116,6 +116,10 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("KBACKENDS_CACHE", Path.home() / ".cache" / "kbackends"))
 
 
+def _dense(a):
+    return a.toarray() if hasattr(a, "toarray") else a
+
+
 def _cached(name, folder, loader):
     """Parsed arrays kept as .npz in the cache folder, keyed by the data files' sizes
     and times (parsing ijcnn1's bz2 LIBSVM files takes ~7 s, reading the cache ~0.1 s).
@@ -131,7 +135,7 @@ def _cached(name, folder, loader):
             return data["X"], data["y"], data["Xt"], data["yt"]
     except (OSError, KeyError, ValueError):
         pass
-    X, y, Xt, yt = loader(folder)
+    X, y, Xt, yt = (_dense(a) for a in loader(folder))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp.npz")
@@ -150,7 +154,7 @@ _FILE_STEMS = {
 }
 
 
-def load(name, data_dir_path=None):
+def load(name, data_dir_path=None, *, sparse=False):
     """Load a dataset as ``(X_train, y_train, X_test, y_test)``, float64, labels +-1
     (multiclass sets such as "letter" keep their integer class labels).
 
@@ -160,6 +164,10 @@ def load(name, data_dir_path=None):
         One of :data:`DATASETS`.
     data_dir_path : path-like, optional
         Folder holding the files (default: :func:`data_dir`).
+    sparse : bool, default False
+        Return ``X_train`` and ``X_test`` as scipy.sparse CSR matrices, parsed
+        from the files each time (no cache): LIBSVM sets are never densified
+        (memory O(nnz)); DSG / UDSG / CDSG and TSGS3VM fit them as they are.
 
     Raises
     ------
@@ -175,7 +183,13 @@ def load(name, data_dir_path=None):
     if not folder.is_dir():
         msg = f"data folder {str(folder)!r} does not exist (set $KBACKENDS_DATA or pass a folder)"
         raise FileNotFoundError(msg)
-    X, y, Xt, yt = _cached(name, folder, DATASETS[name][0])
+    if sparse:
+        import scipy.sparse
+
+        X, y, Xt, yt = DATASETS[name][0](folder)
+        X, Xt = scipy.sparse.csr_matrix(X), scipy.sparse.csr_matrix(Xt)
+    else:
+        X, y, Xt, yt = _cached(name, folder, DATASETS[name][0])
     return X, np.asarray(y, dtype=np.int64), Xt, np.asarray(yt, dtype=np.int64)
 
 

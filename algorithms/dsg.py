@@ -43,6 +43,7 @@ from ._model import RFFModel
 from ._params import (
     Constraint, Param, ParamTable, common, common_tail, engine_settings, integer, options, real,
 )
+from ._sparse import for_resolve
 from ._validation import (
     check_gamma,
     check_X,
@@ -153,8 +154,8 @@ def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_si
     """
     if distributed.is_dask_array(X):  # data-parallel on the current dask.distributed Client
         return distributed.fit(fit, "dsg", **locals())
-    bk = resolve(backend, X, y)
-    X = _engine.as_compute_dtype(check_X(X, bk, dtype), bk, dtype)
+    bk = resolve(backend, for_resolve(X), y)
+    X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     seed = seed_from(random_state)
     gamma = check_gamma(gamma, X, bk, seed)
     y_matrix, task, classes, source_loss = _targets(y, X, bk, loss)
@@ -225,8 +226,8 @@ def objective(model, X, y, *, backend="auto"):
     ``sqrt(2/M) cos(...)`` (M = n_blocks * block_size), i.e. the RKHS norm of the
     finite expansion the model is.
     """
-    bk = resolve(backend, X, y)
-    X = check_X(X, bk, model.dtype)
+    bk = resolve(backend, for_resolve(X), y)
+    X = check_X(X, bk, model.dtype, accept_sparse=True)
     xp = bk.xp
     loss = model.params["loss"]
     y_matrix, _, _, src_loss = _targets(y, X, bk, loss)
@@ -256,7 +257,7 @@ class DSGClassifier(_PartialFit, FunctionalClassifier):
     """Kernel classifier by doubly stochastic gradients (DSG / UDSG / CDSG).
 
     Parameters are those of :func:`algorithms.dsg.fit` (``loss`` defaults to
-    "hinge"; "logistic" gives ``predict_proba``). Accepts NumPy or CuPy ``X``;
+    "hinge"; "logistic" gives ``predict_proba``). Accepts NumPy, CuPy or scipy.sparse ``X``;
     outputs follow the input's namespace.
 
     Attributes
@@ -277,6 +278,7 @@ class DSGClassifier(_PartialFit, FunctionalClassifier):
 
     # A classifier's losses only: squared-loss predictions are values, not labels.
     _params = PARAMS.replace(loss={"constraint": options(*CLASSIFICATION_LOSSES)})
+    _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
@@ -308,5 +310,6 @@ class DSGRegressor(_PartialFit, RegressorMixin, FunctionalEstimator):
     """
 
     _params = PARAMS.replace(loss={"default": "squared", "constraint": options("squared")})
+    _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _predict = staticmethod(predict)

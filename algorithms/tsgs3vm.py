@@ -45,6 +45,7 @@ from ._params import (
     Constraint, Param, ParamTable, boolean, common, common_tail, either, engine_settings, integer, none,
     options, real,
 )
+from ._sparse import for_resolve, stack_rows, take_rows
 from ._validation import check_gamma, check_labels, check_X, seed_from
 from .dsg import decision_function, predict
 
@@ -124,19 +125,19 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
         raise ValueError(msg)
     if distributed.is_dask_array(X):  # data-parallel on the current dask.distributed Client
         return distributed.fit(fit, "tsgs3vm", **locals())
-    bk = resolve(backend, X, y, X_unlabeled)
+    bk = resolve(backend, for_resolve(X), y, for_resolve(X_unlabeled))
     xp = bk.xp
-    X = _engine.as_compute_dtype(check_X(X, bk, dtype), bk, dtype)
+    X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     y_host = check_labels(y, X.shape[0], unlabeled=unlabeled_label if X_unlabeled is None else None)
     if X_unlabeled is None:
         unlabeled = y_host == unlabeled_label
         rows_l, rows_u = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
-        X_l = xp.take(X, bk.asarray(rows_l), axis=0)
-        X_u = xp.take(X, bk.asarray(rows_u), axis=0)
+        X_l = take_rows(X, bk.asarray(rows_l), xp)
+        X_u = take_rows(X, bk.asarray(rows_u), xp)
         y_l = y_host[rows_l]
     else:
         X_l, y_l = X, y_host
-        X_u = check_X(X_unlabeled, bk, X.dtype, name="X_unlabeled")
+        X_u = check_X(X_unlabeled, bk, X.dtype, name="X_unlabeled", accept_sparse=True)
         if X_u.shape[1] != X.shape[1]:
             msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X` has {X.shape[1]}"
             raise ValueError(msg)
@@ -157,7 +158,8 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
     max_blocks = None if feature_budget is None else math.ceil(feature_budget / block_size)
 
     seed = seed_from(random_state)
-    gamma = check_gamma(gamma, xp.concat((X_l, X_u), axis=0), bk, seed)
+    both = stack_rows((X_l, X_u), xp)
+    gamma = check_gamma(gamma, both, bk, seed)
     # Two classes: one output, y = +-1. More: one column per class (one-vs-rest), each
     # column its own S3VM on shared random features, balanced to its own class ratio.
     if classes.size == 2:
@@ -200,6 +202,7 @@ class TSGS3VMClassifier(FunctionalClassifier):
     """
 
     _params = PARAMS
+    _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from .._backend import resolve
 from .._registry import get_kernel
 from ._checks import check_all_finite, check_float_array
+from ._sparse import as_csr, check_sparse_backend, is_sparse
 
 __all__ = ["FORMS", "rff_features", "rff_predict", "rff_weighted_sum"]
 
@@ -18,8 +19,10 @@ def rff_features(X, omega, phase, *, form="cos", backend="auto", check_finite=Tr
 
     Parameters
     ----------
-    X : array of shape (n_samples, n_dims)
-        float32 or float64.
+    X : array or scipy.sparse matrix / array of shape (n_samples, n_dims)
+        float32 or float64. Sparse input (any format, converted once to CSR)
+        runs on ``backend="cpu"``: each row's products come from its non-zeros
+        only, and no dense copy of ``X`` is made.
     omega : array of shape (n_features, n_dims)
         Frequencies (see :func:`kbackends.random.omega_block`), same dtype as ``X``.
     phase : array of shape (n_features,)
@@ -106,13 +109,21 @@ def _prepare(backend, form, check_finite, X, omega, phase, extra=None, extra_nam
     if form not in FORMS:
         msg = f"`form` must be one of {FORMS}, got {form!r}"
         raise ValueError(msg)
+    sparse_X = as_csr(X) if is_sparse(X) else None
+    if sparse_X is not None:
+        X = omega  # stands in for X while the backend is resolved and the others checked
     arrays = (X, omega, phase) if extra is None else (X, omega, phase, extra)
     bk = resolve(backend, *arrays)
     arrays = tuple(bk.asarray(a) for a in arrays)
+    if sparse_X is not None:
+        check_sparse_backend(bk)
+        arrays = (sparse_X,) + arrays[1:]
     X, omega, phase = arrays[:3]
     xp = bk.xp
     names = ("X", "omega", "phase", extra_name)
     for name, a, ndim in zip(names, arrays, (2, 2, 1, None)):
+        if a is sparse_X:
+            continue  # checked by as_csr
         check_float_array(xp, a, name, a.ndim if ndim is None else ndim)
         if a.dtype != X.dtype:
             msg = f"`{name}` has dtype {a.dtype} but `X` has {X.dtype}: cast them to one float dtype"
@@ -123,5 +134,8 @@ def _prepare(backend, form, check_finite, X, omega, phase, extra=None, extra_nam
     if phase.shape[0] != omega.shape[0]:
         msg = f"`phase` has {phase.shape[0]} entries but `omega` has {omega.shape[0]} rows"
         raise ValueError(msg)
-    check_all_finite(xp, check_finite, dict(zip(names, arrays)))
+    finite = dict(zip(names, arrays))
+    if sparse_X is not None:
+        finite["X"] = xp.asarray(sparse_X.data)
+    check_all_finite(xp, check_finite, finite)
     return bk, arrays

@@ -139,14 +139,58 @@ def _reduce_limit_impl(t):
     return lambda t: REDUCE_LIMIT64
 
 
+def _n_rows(X):
+    """Rows of a dense matrix or of a CSR triple ``(indptr, indices, data)``."""
+
+
+@overload(_n_rows, inline="always")
+def _n_rows_impl(X):
+    if isinstance(X, types.Array):
+        return lambda X: X.shape[0]
+    return lambda X: X[0].shape[0] - 1
+
+
+def _gather_row(X, i, nonzero, values):
+    """Copy row i's non-zero inputs (column, value) into ``nonzero`` and
+    ``values``; return their count. ``X`` is a dense matrix or a CSR triple
+    ``(indptr, indices, data)``: the one place where the two layouts differ."""
+
+
+@overload(_gather_row, inline="always")
+def _gather_row_impl(X, i, nonzero, values):
+    if isinstance(X, types.Array):
+
+        def dense(X, i, nonzero, values):
+            nnz = 0
+            for k in range(X.shape[1]):
+                if X[i, k] != 0:
+                    nonzero[nnz] = k
+                    values[nnz] = X[i, k]
+                    nnz += 1
+            return nnz
+
+        return dense
+
+    def csr(X, i, nonzero, values):
+        indptr, indices, data = X
+        start = indptr[i]
+        nnz = indptr[i + 1] - start
+        for t in range(nnz):
+            nonzero[t] = indices[start + t]
+            values[t] = data[start + t]
+        return nnz
+
+    return csr
+
+
 @njit(fastmath=_FASTMATH, inline="always")
-def _may_leave_domain(X, i, w_max, p_max, z):
-    """Whether row i's arguments can exceed the reduction's domain:
-    |z_j| <= sum_k |X[i, k]| max|omega| + max|phase|, O(d) instead of O(m).
+def _may_leave_domain(values, nnz, w_max, p_max, z):
+    """Whether the row's arguments can exceed the reduction's domain:
+    |z_j| <= sum_k |x_k| max|omega| + max|phase|, O(nnz) instead of O(m).
     (NaN rows answer False: NaN passes through the polynomial as NaN.)"""
-    s = abs(X[i, 0]) * 0
-    for k in range(X.shape[1]):
-        s += abs(X[i, k])
+    s = abs(z[0]) * 0
+    for k in range(nnz):
+        s += abs(values[k])
     return s * w_max + p_max > reduce_limit(z[0])
 
 
@@ -174,13 +218,14 @@ def _reduce_row(z):
 
 
 @njit(fastmath=_FASTMATH, inline="always")
-def _project_row(X, Wt, phase, i, with_phase, z, nonzero):
-    """``z[j] = X[i] . omega[j] (+ phase[j])`` with ``Wt = omega.T`` contiguous.
+def _project_row(X, Wt, phase, i, with_phase, z, nonzero, values):
+    """``z[j] = X[i] . omega[j] (+ phase[j])`` with ``Wt = omega.T`` contiguous;
+    returns the row's non-zero count (its values stay in ``values``).
 
-    Only the row's non-zero inputs are swept (their indices gathered into
-    ``nonzero``), four per sweep over z: the loop is bound by the loads and
-    stores of z, so four dimensions per sweep cost about one, and the zeros of
-    sparse-looking data (a9a: 14 of 123) cost nothing.
+    Only the row's non-zero inputs are swept (gathered by `_gather_row` from a
+    dense row or a CSR row alike), four per sweep over z: the loop is bound by
+    the loads and stores of z, so four dimensions per sweep cost about one, and
+    the zeros of sparse-looking data (a9a: 14 of 123) cost nothing.
     """
     m = Wt.shape[1]
     if with_phase:
@@ -189,21 +234,17 @@ def _project_row(X, Wt, phase, i, with_phase, z, nonzero):
     else:
         for j in range(m):
             z[j] = 0
-    nnz = 0
-    for k in range(X.shape[1]):
-        if X[i, k] != 0:
-            nonzero[nnz] = k
-            nnz += 1
+    nnz = _gather_row(X, i, nonzero, values)
     n4 = nnz - nnz % 4
     for t in range(0, n4, 4):
         k0 = nonzero[t]
         k1 = nonzero[t + 1]
         k2 = nonzero[t + 2]
         k3 = nonzero[t + 3]
-        x0 = X[i, k0]
-        x1 = X[i, k1]
-        x2 = X[i, k2]
-        x3 = X[i, k3]
+        x0 = values[t]
+        x1 = values[t + 1]
+        x2 = values[t + 2]
+        x3 = values[t + 3]
         w0 = Wt[k0]
         w1 = Wt[k1]
         w2 = Wt[k2]
@@ -212,41 +253,43 @@ def _project_row(X, Wt, phase, i, with_phase, z, nonzero):
             z[j] += x0 * w0[j] + x1 * w1[j] + x2 * w2[j] + x3 * w3[j]
     rest = nnz - n4  # the last 1-3 inputs in one more sweep
     if rest == 1:
-        x0 = X[i, nonzero[n4]]
+        x0 = values[n4]
         w0 = Wt[nonzero[n4]]
         for j in range(m):
             z[j] += x0 * w0[j]
     elif rest == 2:
-        x0 = X[i, nonzero[n4]]
-        x1 = X[i, nonzero[n4 + 1]]
+        x0 = values[n4]
+        x1 = values[n4 + 1]
         w0 = Wt[nonzero[n4]]
         w1 = Wt[nonzero[n4 + 1]]
         for j in range(m):
             z[j] += x0 * w0[j] + x1 * w1[j]
     elif rest == 3:
-        x0 = X[i, nonzero[n4]]
-        x1 = X[i, nonzero[n4 + 1]]
-        x2 = X[i, nonzero[n4 + 2]]
+        x0 = values[n4]
+        x1 = values[n4 + 1]
+        x2 = values[n4 + 2]
         w0 = Wt[nonzero[n4]]
         w1 = Wt[nonzero[n4 + 1]]
         w2 = Wt[nonzero[n4 + 2]]
         for j in range(m):
             z[j] += x0 * w0[j] + x1 * w1[j] + x2 * w2[j]
+    return nnz
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
 def _features_kernel(X, Wt, phase, cossin, out):
-    n = X.shape[0]
+    n = _n_rows(X)
     m = Wt.shape[1]
     w_max = np.max(np.abs(Wt))
     p_max = np.max(np.abs(phase)) if phase.shape[0] else 0.0
     n_tiles = (n + _ROW_TILE - 1) // _ROW_TILE
     for tile in prange(n_tiles):
         z = np.empty(m, dtype=out.dtype)
-        nonzero = np.empty(X.shape[1], dtype=np.int64)
+        nonzero = np.empty(Wt.shape[0], dtype=np.int64)
+        values = np.empty(Wt.shape[0], dtype=Wt.dtype)
         for i in range(tile * _ROW_TILE, min(n, (tile + 1) * _ROW_TILE)):
-            _project_row(X, Wt, phase, i, not cossin, z, nonzero)
-            if _may_leave_domain(X, i, w_max, p_max, z):
+            nnz = _project_row(X, Wt, phase, i, not cossin, z, nonzero, values)
+            if _may_leave_domain(values, nnz, w_max, p_max, z):
                 _reduce_row(z)
             for j in range(m):
                 out[i, j] = fast_cos(z[j])
@@ -257,7 +300,7 @@ def _features_kernel(X, Wt, phase, cossin, out):
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
 def _predict_kernel(X, Wt, phase, coef, cossin, out):
-    n = X.shape[0]
+    n = _n_rows(X)
     m = Wt.shape[1]
     n_out = coef.shape[1]
     w_max = np.max(np.abs(Wt))
@@ -265,10 +308,11 @@ def _predict_kernel(X, Wt, phase, coef, cossin, out):
     n_tiles = (n + _ROW_TILE - 1) // _ROW_TILE
     for tile in prange(n_tiles):
         z = np.empty(m, dtype=out.dtype)
-        nonzero = np.empty(X.shape[1], dtype=np.int64)
+        nonzero = np.empty(Wt.shape[0], dtype=np.int64)
+        values = np.empty(Wt.shape[0], dtype=Wt.dtype)
         for i in range(tile * _ROW_TILE, min(n, (tile + 1) * _ROW_TILE)):
-            _project_row(X, Wt, phase, i, not cossin, z, nonzero)
-            if _may_leave_domain(X, i, w_max, p_max, z):
+            nnz = _project_row(X, Wt, phase, i, not cossin, z, nonzero, values)
+            if _may_leave_domain(values, nnz, w_max, p_max, z):
                 _reduce_row(z)
             if n_out == 1:
                 out[i, 0] = 0
@@ -296,7 +340,7 @@ def _predict_kernel(X, Wt, phase, coef, cossin, out):
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
 def _weighted_sum_kernel(X, Wt, phase, G, cossin, partial):
     """``partial[t] = sum over rows i of task t of G[:, i] * features(X[i])`` (float64)."""
-    n = X.shape[0]
+    n = _n_rows(X)
     m = Wt.shape[1]
     n_g = G.shape[0]
     n_tasks = partial.shape[0]
@@ -304,12 +348,13 @@ def _weighted_sum_kernel(X, Wt, phase, G, cossin, partial):
     p_max = np.max(np.abs(phase)) if phase.shape[0] else 0.0
     rows_per_task = (n + n_tasks - 1) // n_tasks
     for t in prange(n_tasks):
-        z = np.empty(m, dtype=X.dtype)
-        nonzero = np.empty(X.shape[1], dtype=np.int64)
+        z = np.empty(m, dtype=Wt.dtype)
+        nonzero = np.empty(Wt.shape[0], dtype=np.int64)
+        values = np.empty(Wt.shape[0], dtype=Wt.dtype)
         acc = partial[t]
         for i in range(t * rows_per_task, min(n, (t + 1) * rows_per_task)):
-            _project_row(X, Wt, phase, i, not cossin, z, nonzero)
-            if _may_leave_domain(X, i, w_max, p_max, z):
+            nnz = _project_row(X, Wt, phase, i, not cossin, z, nonzero, values)
+            if _may_leave_domain(values, nnz, w_max, p_max, z):
                 _reduce_row(z)
             for j in range(m):
                 f = fast_cos(z[j])
@@ -342,16 +387,26 @@ def _tile(omega, phase, j0, j1):
     return np.ascontiguousarray(omega[j0:j1].T), np.ascontiguousarray(phase[j0:j1])
 
 
+def _kernel_input(X):
+    """The kernels' view of ``X``: a dense matrix as is, a scipy.sparse CSR matrix
+    (canonical: sorted, no duplicates, as :mod:`kbackends.ops` hands it over) as
+    its ``(indptr, indices, data)`` triple, never densified."""
+    if isinstance(X, np.ndarray):
+        return X, X.shape[0], X.shape[1], X.dtype
+    return (X.indptr, X.indices, X.data), X.shape[0], X.shape[1], X.dtype
+
+
 def rff_features(X, omega, phase, *, xp, form):
+    Xk, n, d, dtype = _kernel_input(X)
     cossin = form == "cossin"
     m = omega.shape[0]
-    out = np.empty((X.shape[0], 2 * m if cossin else m), dtype=X.dtype)
-    if X.shape[0] == 0:
+    out = np.empty((n, 2 * m if cossin else m), dtype=dtype)
+    if n == 0:
         return out
-    for j0, j1 in _feature_tiles(m, X.shape[1], X.itemsize):
+    for j0, j1 in _feature_tiles(m, d, dtype.itemsize):
         Wt, ph = _tile(omega, phase, j0, j1)
-        block = np.empty((X.shape[0], 2 * (j1 - j0) if cossin else j1 - j0), dtype=X.dtype)
-        _features_kernel(X, Wt, ph, cossin, block)
+        block = np.empty((n, 2 * (j1 - j0) if cossin else j1 - j0), dtype=dtype)
+        _features_kernel(Xk, Wt, ph, cossin, block)
         out[:, j0:j1] = block[:, : j1 - j0]
         if cossin:
             out[:, m + j0 : m + j1] = block[:, j1 - j0 :]
@@ -359,35 +414,37 @@ def rff_features(X, omega, phase, *, xp, form):
 
 
 def rff_predict(X, omega, phase, coef, *, xp, form):
+    Xk, n, d, dtype = _kernel_input(X)
     cossin = form == "cossin"
     m = omega.shape[0]
     coef2 = coef.reshape(_as_matrix_shape(coef, rows_last=False))
-    out = np.zeros((X.shape[0], coef2.shape[1]), dtype=X.dtype)
-    if X.shape[0] == 0:
-        return out.reshape((X.shape[0],) + coef.shape[1:])
+    out = np.zeros((n, coef2.shape[1]), dtype=dtype)
+    if n == 0:
+        return out.reshape((n,) + coef.shape[1:])
     part = np.empty_like(out)
-    for j0, j1 in _feature_tiles(m, X.shape[1], X.itemsize):
+    for j0, j1 in _feature_tiles(m, d, dtype.itemsize):
         Wt, ph = _tile(omega, phase, j0, j1)
         c = coef2[j0:j1] if not cossin else np.concatenate((coef2[j0:j1], coef2[m + j0 : m + j1]))
-        _predict_kernel(X, Wt, ph, np.ascontiguousarray(c), cossin, part)
+        _predict_kernel(Xk, Wt, ph, np.ascontiguousarray(c), cossin, part)
         out += part
-    return out.reshape((X.shape[0],) + coef.shape[1:])
+    return out.reshape((n,) + coef.shape[1:])
 
 
 def rff_weighted_sum(X, omega, phase, g, *, xp, form):
+    Xk, n, d, dtype = _kernel_input(X)
     cossin = form == "cossin"
     m = omega.shape[0]
     G = np.ascontiguousarray(g.reshape(_as_matrix_shape(g, rows_last=True)))
     n_out = 2 * m if cossin else m
     total = np.zeros((G.shape[0], n_out), dtype=np.float64)
-    if X.shape[0]:
-        for j0, j1 in _feature_tiles(m, X.shape[1], X.itemsize):
+    if n:
+        for j0, j1 in _feature_tiles(m, d, dtype.itemsize):
             Wt, ph = _tile(omega, phase, j0, j1)
             width = j1 - j0
-            partial = np.zeros((_tasks(X.shape[0]), G.shape[0], 2 * width if cossin else width))
-            _weighted_sum_kernel(X, Wt, ph, G, cossin, partial)
+            partial = np.zeros((_tasks(n), G.shape[0], 2 * width if cossin else width))
+            _weighted_sum_kernel(Xk, Wt, ph, G, cossin, partial)
             summed = partial.sum(axis=0)
             total[:, j0:j1] = summed[:, :width]
             if cossin:
                 total[:, m + j0 : m + j1] = summed[:, width:]
-    return total.astype(X.dtype, copy=False).reshape(g.shape[:-1] + (n_out,))
+    return total.astype(dtype, copy=False).reshape(g.shape[:-1] + (n_out,))
