@@ -55,7 +55,7 @@ def test_python_blocks_are_parsed():
     assert [len(expected_prints(b)) for b in blocks] == [2, 1, 2, 1, 0]
 
 
-@pytest.mark.slow  # ~35 s alone on 2 cores; TSGSU's select_params is most of it
+@pytest.mark.slow  # minutes on a loaded 2-core machine (240 s measured): over the 60 s of a unit test
 def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
     for name in ("ijcnn1", "a9a"):
         try:
