@@ -13,7 +13,17 @@ from kbackends import resolve
 from .. import _engine
 from .._model import RFFModel
 from .._params import (
-    Constraint, Param, ParamTable, common, common_tail, either, engine_settings, integer, none, options, real,
+    Constraint,
+    Param,
+    ParamTable,
+    common,
+    common_tail,
+    either,
+    engine_settings,
+    integer,
+    none,
+    options,
+    real,
 )
 from .._validation import check_gamma, check_prior, seed_from
 from ._inputs import check_su_inputs
@@ -200,9 +210,8 @@ def with_classes(model, positive, negative):
     if isinstance(positive, str) != isinstance(negative, str):  # no order (nor a common dtype)
         return dataclasses.replace(model, classes=np.array([negative, positive], dtype=object))
     classes = np.asarray([negative, positive])
-    if classes.dtype.kind in "biufU":
-        if classes[1] < classes[0]:
-            return dataclasses.replace(model, coef=-model.coef, intercept=-model.intercept, classes=classes[::-1])
+    if classes.dtype.kind in "biufU" and classes[1] < classes[0]:
+        return dataclasses.replace(model, coef=-model.coef, intercept=-model.intercept, classes=classes[::-1])
     return dataclasses.replace(model, classes=classes)
 
 

@@ -8,7 +8,13 @@ from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.metrics import log_loss
 from sklearn.model_selection import train_test_split
 
-from algorithms import DSGClassifier, S3GDClassifier, SBPClassifier, TSGS3VMClassifier, load
+from algorithms import (
+    DSGClassifier,
+    S3GDClassifier,
+    SBPClassifier,
+    TSGS3VMClassifier,
+    load,
+)
 
 
 def _standardised(X, y):

@@ -26,7 +26,7 @@ TOLERANCE = 0.04  # |printed - README's "~value"|: subsampling moves accuracies 
 
 def python_blocks(text):
     """The ```python blocks of ``text``, in order."""
-    return re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S)
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
 
 
 def expected_prints(block):
