@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._dask_arrays import is_dask_array
@@ -95,3 +96,16 @@ class FunctionalClassifier(ClassifierMixin, FunctionalEstimator):
         """Decision values: (n_samples,) for two classes, else (n_samples, n_classes)."""
         X = self._validated(X)
         return type(self)._decision_function(self.model_, X)
+
+    def _logistic(self):
+        """predict_proba exists for the logistic loss (log-odds decision values) only."""
+        fitted = getattr(self, "model_", None)
+        return fitted.has_proba if fitted is not None else getattr(self, "loss", None) == "logistic"
+
+    @available_if(_logistic)
+    def predict_proba(self, X):
+        """Class probabilities, (n_samples, n_classes) in ``classes_`` order (loss="logistic"
+        only; see :meth:`algorithms._prediction.Predictor.predict_proba`; for hinge-type
+        losses use :class:`sklearn.calibration.CalibratedClassifierCV`). CuPy in, CuPy out."""
+        X = self._validated(X)
+        return self.model_.predict_proba(X)

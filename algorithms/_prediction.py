@@ -65,6 +65,51 @@ class Predictor:
         index = xp.astype(f > 0, xp.int64) if self.task == "binary" else xp.argmax(f, axis=1)
         return xp.take(classes, index, axis=0)
 
+    @property
+    def has_proba(self):
+        """Whether :meth:`predict_proba` is defined: a classifier fitted with the logistic
+        loss, whose decision values are log-odds (softmax logits for "softmax")."""
+        params = getattr(self, "params", None) or {}
+        return self.task in ("binary", "ovr", "softmax") and params.get("loss") == "logistic"
+
+    def predict_proba(self, X, *, backend="auto"):
+        """Class probabilities of ``X``, on ``X``'s backend, columns in ``classes`` order.
+
+        Defined for the logistic loss only (:attr:`has_proba`), where the decision
+        value is the log-odds: two classes ``[1 - s(f), s(f)]`` with ``s`` the
+        sigmoid; one-vs-rest rows of ``s(f_k)`` normalised to sum to one (as
+        scikit-learn's one-vs-rest ``LogisticRegression``); softmax over the
+        multinomial logits. Hinge-type losses have no probabilistic reading: wrap
+        the estimator in :class:`sklearn.calibration.CalibratedClassifierCV` (Platt
+        scaling, ``method="sigmoid"``, on held-out folds).
+
+        Returns
+        -------
+        array of shape (n_samples, n_classes)
+
+        Raises
+        ------
+        ValueError
+            The model was not fitted with ``loss="logistic"`` (or is a regressor).
+        """
+        if not self.has_proba:
+            loss = (getattr(self, "params", None) or {}).get("loss")
+            msg = (f"predict_proba needs a classifier fitted with loss='logistic', this {self.task} model has "
+                   f"loss={loss!r}; calibrate it with sklearn.calibration.CalibratedClassifierCV")
+            raise ValueError(msg)
+        bk = resolve(backend, X)
+        xp = bk.xp
+        f = self.decision_function(X, backend=bk)
+        check_finite_decision(f, xp)
+        if self.task == "softmax":
+            e = xp.exp(f - xp.max(f, axis=1, keepdims=True))
+            return e / xp.sum(e, axis=1, keepdims=True)
+        # exp(60) is finite in float32; sigmoid(60) is 1 to float64's precision
+        p = 1.0 / (1.0 + xp.exp(-xp.clip(f, -60.0, 60.0)))
+        if self.task == "binary":
+            return xp.stack((1.0 - p, p), axis=1)
+        return p / xp.sum(p, axis=1, keepdims=True)
+
 
 def kernel_expansion(X, S, coef, *, kernel, gamma, xp, chunk_elements=1 << 22):
     """``K(X, S) @ coef`` in row chunks of ``X``, so no more than ``chunk_elements``

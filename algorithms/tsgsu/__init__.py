@@ -68,7 +68,7 @@ from .._validation import check_prior  # noqa: F401
 from ..datasets import make_su_data
 from ..dsg import decision_function, predict
 from ._estimator import TSGSUClassifier
-from ._fit import PARAMS, fit  # noqa: F401
+from ._fit import PARAMS, fit, orient, with_classes  # noqa: F401
 from ._inputs import _fold_rows, _pointwise, _rows_by_indicator, _split_folds  # noqa: F401
 from ._prior import _bottom_bin_proportion, _prior_from_kappa, estimate_prior  # noqa: F401
 from ._risk import (  # noqa: F401
@@ -97,6 +97,7 @@ __all__ = [
     "estimate_prior",
     "fit",
     "make_su_data",
+    "orient",
     "predict",
     "select_params",
     "su_risk",

@@ -16,9 +16,11 @@ class TSGSUClassifier(FunctionalClassifier):
 
     ``fit(X, s)`` with ``s == 1`` for points of similar pairs (marginalised,
     Eq. (7)) and ``s == 0`` for unlabeled points (any two values: the larger
-    marks the similar points); ``predict`` returns +1 / -1
-    (+1 the class of prior ``prior``; with ``prior=None`` it is estimated and
-    +1 is the larger class). Parameters as in :func:`algorithms.tsgsu.fit`.
+    marks the similar points); ``predict`` returns ``positive_class`` (default +1)
+    for the class of prior ``prior`` and ``negative_class`` (default -1) for the
+    other; with ``prior=None`` the prior is estimated and ``positive_class`` is the
+    **larger** class. ``classes_`` is the two labels, sorted. Parameters as in
+    :func:`algorithms.tsgsu.fit`.
 
     Examples
     --------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import numbers
 
 import numpy as np
 
@@ -11,12 +13,26 @@ from kbackends import resolve
 from .. import _engine, distributed
 from .._model import RFFModel
 from .._params import (
-    Param, ParamTable, common, common_tail, either, engine_settings, integer, none, options, real,
+    Constraint,
+    Param,
+    ParamTable,
+    common,
+    common_tail,
+    either,
+    engine_settings,
+    integer,
+    none,
+    options,
+    real,
 )
 from .._validation import check_gamma, check_prior, seed_from
 from ._inputs import check_su_inputs
 from ._prior import estimate_prior
 from ._risk import CORRECTIONS, MARGIN_LOSSES, _SURisk
+
+# A class label as users write them (a pandas string column, -1/+1, 0/1, True/False).
+LABEL = Constraint("a class label (str, int, float or bool)",
+                   lambda v: isinstance(v, (str, numbers.Number, np.generic)) and not isinstance(v, complex))
 
 # The hyper-parameters of fit and TSGSUClassifier (and the command line), once.
 PARAMS = ParamTable(
@@ -38,6 +54,8 @@ PARAMS = ParamTable(
     common("average", default=True),
     Param("feature_budget", None, either(integer(1), none()), "at most this many random features; None: no limit"),
     common("fit_intercept"),
+    Param("positive_class", 1, LABEL, "label predicted for the class of prior `prior` (estimated: the larger class)"),
+    Param("negative_class", -1, LABEL, "label predicted for the other class"),
     *common_tail(),
 )
 
@@ -45,7 +63,7 @@ PARAMS = ParamTable(
 @PARAMS.entry
 def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing, correction_margin, lam,
         kernel, gamma, n_iter, batch_size, block_size, step, schedule, precondition, average, feature_budget,
-        fit_intercept, random_state, backend, dtype, callback):
+        fit_intercept, positive_class, negative_class, random_state, backend, dtype, callback):
     """Fit a kernel SU classifier by triply stochastic functional gradients.
 
     Parameters
@@ -115,6 +133,15 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
         :func:`algorithms.tsgs3vm.fit`).
     fit_intercept : bool, default True
         Learn an unpenalised constant term (the SU-SL baseline has one too).
+    positive_class, negative_class : class labels, default 1 and -1
+        The labels :func:`predict` returns for the class of prior ``prior`` and
+        for the other one. SU data cannot tell which class is which: with
+        ``prior=None`` the prior is estimated as ``pi_+ > 1/2``, so
+        ``positive_class`` names the **larger** class. On a9a, whose larger class
+        is -1, pass ``positive_class=-1, negative_class=1``; or orient a fitted
+        model against a few labelled rows with :func:`orient`. ``model.classes``
+        is the two labels sorted (when they sort), and the decision function is
+        signed so that ``f > 0`` predicts ``classes[1]`` (scikit-learn's convention).
     random_state : None, int or numpy Generator
         Seeds the random features and the mini-batches.
     backend : {"auto", "cpu", "cuda", ...}, default "auto"
@@ -126,8 +153,9 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
     Returns
     -------
     RFFModel
-        ``algorithm="tsgsu"``, classes (-1, +1); predict with :func:`predict`,
-        ``params["prior"]`` holds the prior used.
+        ``algorithm="tsgsu"``, classes ``(negative_class, positive_class)`` in
+        sorted order; predict with :func:`predict`, ``params["prior"]`` holds the
+        prior used.
 
     Raises
     ------
@@ -135,6 +163,9 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
         Bad shapes, a prior of 1/2 or outside (0, 1), or an estimate of it
         that is undefined (see :func:`estimate_prior`).
     """
+    if positive_class == negative_class:
+        msg = f"`positive_class` and `negative_class` must differ, both are {positive_class!r}"
+        raise ValueError(msg)
     if distributed.is_dask_array(X_similar):  # data-parallel on the current dask.distributed Client
         return distributed.fit(fit, "tsgsu", **locals())
     bk = resolve(backend, X_similar, X_unlabeled)
@@ -167,6 +198,78 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
         "batch_size": batch_size, "step": step, "schedule": schedule, "precondition": precondition,
         "n_similar_points": int(X_s.shape[0]), "n_unlabeled": int(X_u.shape[0]),
     }
-    return RFFModel.from_engine(
+    model = RFFModel.from_engine(
         result, settings, bk, X_s, algorithm="tsgsu", task="binary", classes=np.array([-1, 1]), params=params
     )
+    return with_classes(model, positive_class, negative_class)
+
+
+def with_classes(model, positive, negative):
+    """``model`` (f > 0: the class of prior ``pi_+``) predicting ``positive`` for that
+    class and ``negative`` for the other: classes sorted when the labels sort, and
+    ``coef`` / ``intercept`` negated when that puts ``positive`` first, so ``f > 0``
+    always predicts ``classes[1]``."""
+    if isinstance(positive, str) != isinstance(negative, str):  # no order (nor a common dtype)
+        return dataclasses.replace(model, classes=np.array([negative, positive], dtype=object))
+    classes = np.asarray([negative, positive])
+    if classes.dtype.kind in "biufU" and classes[1] < classes[0]:
+        return dataclasses.replace(model, coef=-model.coef, intercept=-model.intercept, classes=classes[::-1])
+    return dataclasses.replace(model, classes=classes)
+
+
+def orient(model, X_ref, y_ref, *, backend="auto"):
+    """``model`` predicting the labels of ``y_ref``, in the orientation that agrees
+    with them best.
+
+    SU data fix a classifier only up to the names of its two classes; a few
+    labelled rows (tens suffice when the model is good) name them.
+
+    Parameters
+    ----------
+    model : RFFModel
+        A TSGSU model (:func:`fit`).
+    X_ref : array of shape (n_ref, n_features_in)
+        Reference rows.
+    y_ref : array of shape (n_ref,)
+        Their labels: exactly two distinct values, any type.
+    backend : {"auto", "cpu", "cuda"} or Backend, default "auto"
+
+    Returns
+    -------
+    RFFModel
+        The same decision boundary, ``classes`` the labels of ``y_ref``.
+
+    Raises
+    ------
+    ValueError
+        ``y_ref`` without exactly two labels, or its length not ``X_ref``'s rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from algorithms import tsgsu
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.where(rng.random(3000) < 0.3, "spam", "ham")  # the larger class is "ham"
+    >>> X = rng.normal(size=(3000, 2)) + 2.0 * (y == "spam")[:, None]
+    >>> X_s, X_u = tsgsu.make_su_data(X, np.where(y == "ham", 1, -1), 400, 800, random_state=0)
+    >>> model = tsgsu.orient(tsgsu.fit(X_s, X_u, prior=0.7, random_state=0), X[:50], y[:50])
+    >>> model.classes.tolist(), float((tsgsu.predict(model, X) == y).mean()) > 0.9
+    (['ham', 'spam'], True)
+    """
+    from kbackends._xp_utils import to_numpy
+
+    y_ref = np.asarray(to_numpy(y_ref) if hasattr(y_ref, "__array_namespace__") else y_ref)
+    labels = np.unique(y_ref)
+    if y_ref.ndim != 1 or labels.size != 2:
+        msg = f"`y_ref` must be 1-D with exactly two distinct labels, got shape {y_ref.shape} and {labels.size} labels"
+        raise ValueError(msg)
+    f = np.asarray(to_numpy(model.decision_function(X_ref, backend=backend)))
+    if f.shape[0] != y_ref.shape[0]:
+        msg = f"`y_ref` must have one label per row of `X_ref` ({f.shape[0]}), got {y_ref.shape[0]}"
+        raise ValueError(msg)
+    # f > 0 predicts the model's classes[1] whatever they are: with_classes takes f > 0 as
+    # "positive"; the agreement of f > 0 meaning labels[1] picks the orientation
+    agree = float(np.mean((f > 0) == (y_ref == labels[1])))
+    positive, negative = (labels[1], labels[0]) if agree >= 0.5 else (labels[0], labels[1])
+    return with_classes(model, positive.item() if hasattr(positive, "item") else positive,
+                        negative.item() if hasattr(negative, "item") else negative)
