@@ -43,7 +43,8 @@ from kbackends.random import omega_block
 
 from ._finite import check_finite_fit
 from ._steps import _Averager, _cdsg_step, _check_step_ratio, step_size  # noqa: F401 (re-exported)
-from ._sparse import is_sparse, take_rows
+from ._sparse import take_rows
+from ._validation import as_compute_dtype  # noqa: F401 (the fits call it as _engine.as_compute_dtype)
 from ._threads import single_threaded_blas
 
 SCHEDULES = ("auto", "theta_over_t", "constant", "inverse_scaling")
@@ -214,37 +215,6 @@ GROUP_BYTES = 64 * 2**20
 
 def _dtype_name(X):
     return "float32" if "float32" in str(X.dtype) else "float64"
-
-
-_FLOAT32_RANGE = (1e-30, 1e30)  # |X| (non-zero) well inside float32's normal range
-
-
-def as_compute_dtype(X, bk, dtype):
-    """``X`` (validated, float32 or float64) in the dtype the engine computes in:
-    ``dtype`` if given (``X`` already is), else float32 whatever the input's dtype
-    (float64 from load_svmlight_file, pandas or NumPy too), unless its non-zero
-    magnitudes leave [1e-30, 1e30], where float32 would overflow or flush them.
-
-    The random features in float32 lose nothing measurable (feature error ~2e-7
-    against a Monte-Carlo error of 1/sqrt(M)) and run 2-2.5x faster than in
-    float64 (twice the SIMD lanes); ``dtype="float64"`` is for users who need
-    full float64. docs/architecture.md, "dtype policy".
-    """
-    xp = bk.xp
-    if dtype is not None or X.dtype == xp.float32:
-        return X
-    if is_sparse(X):  # the same rule on the stored values: O(nnz)
-        a = np.abs(X.data)
-        a = a[a > 0]
-        if a.size and (float(a.max()) > _FLOAT32_RANGE[1] or float(a.min()) < _FLOAT32_RANGE[0]):
-            return X
-        return X.astype(np.float32)
-    a = xp.abs(X)
-    largest = float(xp.max(a))
-    smallest = float(xp.min(xp.where(a > 0, a, xp.full_like(a, _FLOAT32_RANGE[1]))))
-    if largest > _FLOAT32_RANGE[1] or smallest < _FLOAT32_RANGE[0]:
-        return X
-    return xp.astype(X, xp.float32)
 
 
 def run(sources: list[Source], bk, settings: EngineSettings, dtype, *, resume=None, stop=None) -> EngineResult:

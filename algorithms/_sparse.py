@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbackends.ops._sparse import as_csr, check_sparse_backend, is_sparse
+from kbackends.ops import as_csr, check_sparse_backend, is_sparse
 
 __all__ = ["check_sparse_X", "for_resolve", "is_sparse", "sparse_gram_sample", "stack_rows", "take_rows"]
 

@@ -336,3 +336,34 @@ def check_prior(prior, name="prior"):
         )
         raise ValueError(msg)
     return float(prior)
+
+
+_FLOAT32_RANGE = (1e-30, 1e30)  # |X| (non-zero) well inside float32's normal range
+
+
+def as_compute_dtype(X, bk, dtype):
+    """``X`` (validated, float32 or float64) in the dtype the engine computes in:
+    ``dtype`` if given (``X`` already is), else float32 whatever the input's dtype
+    (float64 from load_svmlight_file, pandas or NumPy too), unless its non-zero
+    magnitudes leave [1e-30, 1e30], where float32 would overflow or flush them.
+
+    The random features in float32 lose nothing measurable (feature error ~2e-7
+    against a Monte-Carlo error of 1/sqrt(M)) and run 2-2.5x faster than in
+    float64 (twice the SIMD lanes); ``dtype="float64"`` is for users who need
+    full float64. docs/architecture.md, "dtype policy".
+    """
+    xp = bk.xp
+    if dtype is not None or X.dtype == xp.float32:
+        return X
+    if _is_sparse(X):  # the same rule on the stored values: O(nnz)
+        a = np.abs(X.data)
+        a = a[a > 0]
+        if a.size and (float(a.max()) > _FLOAT32_RANGE[1] or float(a.min()) < _FLOAT32_RANGE[0]):
+            return X
+        return X.astype(np.float32)
+    a = xp.abs(X)
+    largest = float(xp.max(a))
+    smallest = float(xp.min(xp.where(a > 0, a, xp.full_like(a, _FLOAT32_RANGE[1]))))
+    if largest > _FLOAT32_RANGE[1] or smallest < _FLOAT32_RANGE[0]:
+        return X
+    return xp.astype(X, xp.float32)

@@ -256,7 +256,7 @@ def orient(model, X_ref, y_ref, *, backend="auto"):
     >>> model.classes.tolist(), float((tsgsu.predict(model, X) == y).mean()) > 0.9
     (['ham', 'spam'], True)
     """
-    from kbackends._xp_utils import to_numpy
+    from kbackends import to_numpy
 
     y_ref = np.asarray(to_numpy(y_ref) if hasattr(y_ref, "__array_namespace__") else y_ref)
     labels = np.unique(y_ref)
