@@ -16,9 +16,26 @@ from ._persistence import FORMAT_VERSION, _jsonable, _ModelIO, _register, atomic
 from ._prediction import Predictor, kernel_expansion
 
 
+@dataclass(frozen=True, kw_only=True)
+class _ModelFields:
+    """The fields every model has (keyword-only, so each model adds its own after them):
+    the algorithm's name, the arrays ``coef`` / ``intercept``, the input width, the
+    classes (None for regression), the fit's hyper-parameters, where the arrays live and
+    their dtype."""
+
+    algorithm: str
+    coef: object
+    intercept: object
+    n_features_in: int
+    classes: object = None
+    params: dict = field(default_factory=dict)
+    backend: str = "cpu"
+    dtype: str = "float64"
+
+
 @_register
-@dataclass(frozen=True)
-class RFFModel(Predictor, _ModelIO):
+@dataclass(frozen=True, kw_only=True)
+class RFFModel(Predictor, _ModelIO, _ModelFields):
     """A kernel machine on regenerated random Fourier features (DSG, TSGS3VM, TSGSU).
 
     ``f(x) = intercept + sum_b coef[b*F:(b+1)*F] . cos(omega_b x + phase_b)``,
@@ -47,20 +64,12 @@ class RFFModel(Predictor, _ModelIO):
 
     ARRAYS = ("coef", "intercept")
 
-    algorithm: str
-    coef: object
-    intercept: object
     seed: int
     block_size: int
     n_blocks: int
     kernel: str
     gamma: float
-    n_features_in: int
     task: str
-    classes: object = None
-    params: dict = field(default_factory=dict)
-    backend: str = "cpu"
-    dtype: str = "float64"
 
     @classmethod
     def from_engine(cls, result, settings, bk, X, *, algorithm, task, classes, params):
@@ -96,8 +105,8 @@ class RFFModel(Predictor, _ModelIO):
 
 
 @_register
-@dataclass(frozen=True)
-class LinearModel(Predictor, _ModelIO):
+@dataclass(frozen=True, kw_only=True)
+class LinearModel(Predictor, _ModelIO, _ModelFields):
     """A linear classifier ``f(x) = coef . x + intercept`` (S3GD, prox-SVRG, prox-SGD).
 
     Attributes
@@ -118,15 +127,6 @@ class LinearModel(Predictor, _ModelIO):
 
     ARRAYS = ("coef", "intercept")
 
-    algorithm: str
-    coef: object
-    intercept: object
-    n_features_in: int
-    classes: object = None
-    params: dict = field(default_factory=dict)
-    backend: str = "cpu"
-    dtype: str = "float64"
-
     @property
     def task(self):
         """"binary" (one row of ``coef``: the sign of its decision) or "ovr" (argmax over rows)."""
@@ -140,8 +140,8 @@ class LinearModel(Predictor, _ModelIO):
 
 
 @_register
-@dataclass(frozen=True)
-class KernelExpansionModel(Predictor, _ModelIO):
+@dataclass(frozen=True, kw_only=True)
+class KernelExpansionModel(Predictor, _ModelIO, _ModelFields):
     """A kernel machine stored as its expansion over support vectors (SBP).
 
     ``f(x) = intercept + sum_j coef[j] * K(support_vectors[j], x)`` with
@@ -168,18 +168,10 @@ class KernelExpansionModel(Predictor, _ModelIO):
 
     ARRAYS = ("support_vectors", "coef", "intercept")
 
-    algorithm: str
     support_vectors: object
-    coef: object
-    intercept: object
     kernel: str
     gamma: float
-    n_features_in: int
     task: str
-    classes: object = None
-    params: dict = field(default_factory=dict)
-    backend: str = "cpu"
-    dtype: str = "float64"
 
     def raw_decision(self, X, bk, chunk_elements=1 << 22):
         """``f(X)`` of shape (n, n_outputs) on backend ``bk``, in row chunks so no more

@@ -20,16 +20,10 @@ def check_sparse_X(X, bk, dtype, *, name="X", min_samples=1):
     ValueError
         For too few rows, no column, NaN / inf, or squared row sums that overflow.
     """
+    from ._validation import check_shape
+
     check_sparse_backend(bk, name)
-    if X.ndim != 2:
-        msg = f"`{name}` must be 2-D (n_samples, n_features), got ndim={X.ndim}"
-        raise ValueError(msg)
-    if X.shape[0] < min_samples:
-        msg = f"`{name}` has {X.shape[0]} sample(s); at least {min_samples} required"
-        raise ValueError(msg)
-    if X.shape[1] < 1:
-        msg = f"`{name}` has 0 features; at least 1 required"
-        raise ValueError(msg)
+    check_shape(X, name, min_samples)
     if X.dtype.kind == "c" or X.dtype.kind not in "fiub":
         msg = f"`{name}` must have a real numeric dtype, got {X.dtype}"
         raise TypeError(msg)

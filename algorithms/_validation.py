@@ -33,6 +33,19 @@ def _is_sparse(X) -> bool:
     return hasattr(X, "tocsr") or type(X).__module__.startswith(("scipy.sparse", "cupyx.scipy.sparse"))
 
 
+def check_shape(X, name, min_samples, hint=""):
+    """ValueError unless ``X`` (dense or sparse) is 2-D with ``min_samples`` rows and a column."""
+    if X.ndim != 2:
+        msg = f"`{name}` must be 2-D (n_samples, n_features), got ndim={X.ndim}{hint}"
+        raise ValueError(msg)
+    if X.shape[0] < min_samples:
+        msg = f"`{name}` has {X.shape[0]} sample(s); at least {min_samples} required"
+        raise ValueError(msg)
+    if X.shape[1] < 1:
+        msg = f"`{name}` has 0 features; at least 1 required"
+        raise ValueError(msg)
+
+
 def check_X(X, bk, dtype, *, name="X", min_samples=1, accept_sparse=False):
     """``X`` as a finite 2-D float array of backend ``bk`` (moved once if needed).
 
@@ -64,15 +77,7 @@ def check_X(X, bk, dtype, *, name="X", min_samples=1, accept_sparse=False):
             except (TypeError, ValueError) as exc:
                 msg = f"`{name}` must be numeric, got dtype {X.dtype}"
                 raise TypeError(msg) from exc
-    if X.ndim != 2:
-        msg = f"`{name}` must be 2-D (n_samples, n_features), got ndim={X.ndim}; reshape a single feature with X.reshape(-1, 1)"
-        raise ValueError(msg)
-    if X.shape[0] < min_samples:
-        msg = f"`{name}` has {X.shape[0]} sample(s); at least {min_samples} required"
-        raise ValueError(msg)
-    if X.shape[1] < 1:
-        msg = f"`{name}` has 0 features; at least 1 required"
-        raise ValueError(msg)
+    check_shape(X, name, min_samples, hint="; reshape a single feature with X.reshape(-1, 1)")
     X = bk.asarray(X)
     X = xp.astype(X, float_dtype_for(bk, X, dtype)) if X.dtype != float_dtype_for(bk, X, dtype) else X
     if not bool(xp.all(xp.isfinite(X))):

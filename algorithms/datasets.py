@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DATASETS", "data_dir", "load", "load_or_digits", "make_su_data"]
+__all__ = ["DATASETS", "data_dir", "example_data", "load", "load_or_digits", "make_su_data"]
 
 
 def data_dir(path=None) -> Path:
@@ -152,6 +152,24 @@ _FILE_STEMS = {
     "skin": ("skin_nonskin",), "higgs": ("higgs",), "magic04": ("magic04",), "usps8": ("usps",),
     "letter": ("letter",),
 }
+
+
+def example_data():
+    """scikit-learn's breast cancer set (569 x 30, bundled: no download), standardised.
+
+    The small real set of the docstring examples.
+
+    Returns
+    -------
+    X : ndarray of shape (569, 30), float64
+        Each column with mean 0 and standard deviation 1.
+    y : ndarray of shape (569,)
+        1 benign (the majority), 0 malignant.
+    """
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    return (X - X.mean(0)) / X.std(0), y
 
 
 def load(name, data_dir_path=None, *, sparse=False):

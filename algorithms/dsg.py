@@ -17,11 +17,9 @@ random-feature SGD on real data in the same time.
 
 Examples
 --------
->>> import numpy as np
->>> from sklearn.datasets import load_breast_cancer
 >>> from algorithms import dsg
->>> X, y = load_breast_cancer(return_X_y=True)
->>> X = (X - X.mean(0)) / X.std(0)
+>>> from algorithms.datasets import example_data
+>>> X, y = example_data()  # breast cancer, standardised
 >>> model = dsg.fit(X, y, n_iter=30, batch_size=256, random_state=0)
 >>> float((dsg.predict(model, X) == y).mean()) > 0.95
 True

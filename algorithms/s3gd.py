@@ -152,10 +152,9 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
 
     Examples
     --------
-    >>> from sklearn.datasets import load_breast_cancer
     >>> from algorithms import s3gd
-    >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> X = (X - X.mean(0)) / X.std(0)
+    >>> from algorithms.datasets import example_data
+    >>> X, y = example_data()  # breast cancer, standardised
     >>> model = s3gd.fit(X, y, step=0.1, max_epochs=5, random_state=0)
     >>> float((s3gd.predict(model, X) == y).mean()) > 0.95
     True
@@ -452,10 +451,9 @@ class S3GDClassifier(FunctionalClassifier):
 
     Examples
     --------
-    >>> from sklearn.datasets import load_breast_cancer
     >>> from algorithms import S3GDClassifier
-    >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> X = (X - X.mean(0)) / X.std(0)
+    >>> from algorithms.datasets import example_data
+    >>> X, y = example_data()  # breast cancer, standardised
     >>> S3GDClassifier(step=0.1, max_epochs=5, random_state=0).fit(X, y).score(X, y) > 0.95
     True
     """

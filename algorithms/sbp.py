@@ -36,11 +36,9 @@ Implementation notes
 
 Examples
 --------
->>> import numpy as np
->>> from sklearn.datasets import load_breast_cancer
 >>> from algorithms import sbp
->>> X, y = load_breast_cancer(return_X_y=True)
->>> X = (X - X.mean(0)) / X.std(0)
+>>> from algorithms.datasets import example_data
+>>> X, y = example_data()  # breast cancer, standardised
 >>> model = sbp.fit(X, y, nu=0.05, n_iter=2000, random_state=0)
 >>> float((sbp.predict(model, X) == y).mean()) > 0.95
 True

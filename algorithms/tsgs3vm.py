@@ -19,10 +19,9 @@ S3VM from putting every unlabeled point in one class.
 Examples
 --------
 >>> import numpy as np
->>> from sklearn.datasets import load_breast_cancer
 >>> from algorithms import tsgs3vm
->>> X, y = load_breast_cancer(return_X_y=True)
->>> X = (X - X.mean(0)) / X.std(0)
+>>> from algorithms.datasets import example_data
+>>> X, y = example_data()  # breast cancer, standardised
 >>> y_semi = np.where(np.random.default_rng(0).random(len(y)) < 0.1, y, -1)  # 10% labeled
 >>> model = tsgs3vm.fit(X, y_semi, random_state=0)
 >>> float((tsgs3vm.predict(model, X) == y).mean()) > 0.9

@@ -47,11 +47,10 @@ splits) and ``_estimator`` (:class:`TSGSUClassifier`).
 Examples
 --------
 >>> import numpy as np
->>> from sklearn.datasets import load_breast_cancer
 >>> from algorithms import tsgsu
->>> X, y = load_breast_cancer(return_X_y=True)
->>> X = (X - X.mean(0)) / X.std(0)
->>> y = np.where(y == 1, 1, -1)  # the majority class is +1 (pi_+ > 1/2)
+>>> from algorithms.datasets import example_data
+>>> X, benign = example_data()  # breast cancer, standardised; benign (1) is the majority
+>>> y = 2 * benign - 1  # +1 the larger class, as SU's prior pi_+ > 1/2 has it
 >>> X_s, X_u = tsgsu.make_su_data(X, y, n_pairs=150, n_unlabeled=250, replace=True, random_state=0)
 >>> X_s.shape, X_u.shape
 ((150, 2, 30), (250, 30))

@@ -109,13 +109,12 @@ def select_params(X_similar, X_unlabeled, *, prior=None, lams=SELECT_LAMS, gamma
 
     Examples
     --------
-    >>> import numpy as np
     >>> from algorithms import tsgsu
-    >>> rng = np.random.default_rng(0)
-    >>> y = np.where(rng.random(6000) < 0.7, 1, -1)
-    >>> X = rng.normal(size=(6000, 2)) + 1.5 * y[:, None]
-    >>> X_s, X_u = tsgsu.make_su_data(X, y, 800, 1600, random_state=0)
-    >>> sel = tsgsu.select_params(X_s, X_u, prior=0.7, lams=(0.01, 0.1), gamma_scales=(0.3, 1.0),
+    >>> from algorithms.datasets import example_data
+    >>> X, benign = example_data()
+    >>> y = 2 * benign - 1  # +1 the larger class
+    >>> X_s, X_u = tsgsu.make_su_data(X, y, 150, 250, replace=True, random_state=0)
+    >>> sel = tsgsu.select_params(X_s, X_u, prior=float((y == 1).mean()), lams=(0.01, 0.1), gamma_scales=(0.3, 1.0),
     ...                           n_iter=20, random_state=0)
     >>> sorted(sel.params)
     ['gamma', 'lam', 'n_iter', 'prior', 'random_state']
