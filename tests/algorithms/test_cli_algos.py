@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-from algorithms import _model, load
+from algorithms import _persistence, load
 from algorithms.__main__ import build_parser, main
 from algorithms._registry import ALGORITHMS
 from algorithms.tsgsu import make_su_data
@@ -294,7 +294,7 @@ def test_full_disk_at_save_keeps_the_previous_model(files, tmp_path, capsys, mon
     def disk_full(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_model.os, "fsync", disk_full)
+    monkeypatch.setattr(_persistence.os, "fsync", disk_full)
     code, line = _fails(["train", str(files["dir"] / "train.svm"), str(model), "--algo", "sbp", "--quiet"], capsys)
     assert code == 1 and "No space left on device" in line
     assert model.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["m.npz"]
