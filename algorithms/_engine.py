@@ -37,7 +37,7 @@ from typing import Callable
 
 import numpy as np
 
-from kbackends import ops, sync_free, to_host_async
+from kbackends import get_kernel, sync_free, to_host_async
 from kbackends.losses import Loss
 from kbackends.random import omega_block
 
@@ -182,6 +182,13 @@ def run_with(runner):
         _RUNNER.reset(token)
 
 
+def _kernel(op, bk):
+    """The registered kernel of ``op`` on ``bk``, called directly: the engine's arrays are
+    validated once at the fit's entry (and predictions' at predict's), so the loop skips
+    the public ops' per-call checks of namespaces, shapes and dtypes (issue 16)."""
+    return get_kernel(op, bk)
+
+
 def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, gamma):
     """``sum over blocks b < n_blocks of cos(X omega_b^T + phase_b) @ coef_b``, shape (n, k).
 
@@ -205,7 +212,7 @@ def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, 
         ]
         omega = parts[0][0] if len(parts) == 1 else xp.concat([p[0] for p in parts], axis=0)
         phase = parts[0][1] if len(parts) == 1 else xp.concat([p[1] for p in parts], axis=0)
-        out = out + ops.rff_predict(X, omega, phase, coef[start * F : stop * F, :], backend=bk, check_finite=False)
+        out = out + _kernel("rff_predict", bk)(X, omega, phase, coef[start * F : stop * F, :], xp=xp, form="cos")
     return out
 
 
@@ -368,7 +375,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
 
             for i, src in enumerate(sources):
                 if caches[i] is not None:
-                    update = ops.rff_predict(src.X, omega, phase, delta, backend=bk, check_finite=False)
+                    update = _kernel("rff_predict", bk)(src.X, omega, phase, delta, xp=xp, form="cos")
                     caches[i] = caches[i] * (1.0 - eta * s.lam) + update
 
             if averager is not None:
@@ -433,7 +440,7 @@ def _block_step(batches, omega, phase, bk, s: EngineSettings, eta: float, F: int
         grad = grad_b = None
         for batch in batches:
             B = batch.X.shape[0]
-            part = ops.rff_weighted_sum(batch.X, omega, phase, batch.g.T, backend=bk, check_finite=False).T
+            part = _kernel("rff_weighted_sum", bk)(batch.X, omega, phase, batch.g.T, xp=xp, form="cos").T
             grad = part / B if grad is None else grad + part / B
             gb = xp.mean(batch.g, axis=0)
             grad_b = gb if grad_b is None else grad_b + gb
@@ -445,7 +452,7 @@ def _block_step(batches, omega, phase, bk, s: EngineSettings, eta: float, F: int
     rhs = None
     for batch in batches:
         B = batch.X.shape[0]
-        phi = ops.rff_features(batch.X, omega, phase, backend=bk, check_finite=False)
+        phi = _kernel("rff_features", bk)(batch.X, omega, phase, xp=xp, form="cos")
         if s.fit_intercept:
             phi = xp.concat((phi, xp.ones((B, 1), dtype=phi.dtype, device=_device(phi))), axis=1)
         # The B x F products in the compute dtype (float32 halves the time; the
