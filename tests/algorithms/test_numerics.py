@@ -63,7 +63,7 @@ def test_fit_with_non_finite_features_raises(monkeypatch):
     X = rng.normal(size=(200, 3)).astype(np.float32)
     y = (X[:, 0] > 0).astype(int)
     with pytest.raises(ValueError, match=r"`X` has values up to .*standardise the features"):
-        dsg.fit(X * np.float32(3e38), y, gamma=1.0, n_iter=3, batch_size=64, block_size=16, random_state=0)
+        dsg.fit(X * np.float32(1e19), y, gamma=1.0, n_iter=3, batch_size=64, block_size=16, random_state=0)
     run = _engine._run
 
     def poisoned(*args, **kwargs):

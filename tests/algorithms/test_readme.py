@@ -39,8 +39,8 @@ def expected_prints(block):
 
 
 def _subsampling(load):
-    def subsampled(name, data_dir_path=None):
-        X, y, Xt, yt = load(name, data_dir_path)
+    def subsampled(name, data_dir_path=None, **kwargs):
+        X, y, Xt, yt = load(name, data_dir_path, **kwargs)
         rng = np.random.default_rng(0)
         i = rng.permutation(X.shape[0])[:N_TRAIN]
         j = rng.permutation(Xt.shape[0])[:N_TEST]
@@ -51,8 +51,8 @@ def _subsampling(load):
 
 def test_python_blocks_are_parsed():
     blocks = python_blocks(README.read_text())
-    assert len(blocks) == 5
-    assert [len(expected_prints(b)) for b in blocks] == [2, 1, 2, 1, 0]
+    assert len(blocks) == 7
+    assert [len(expected_prints(b)) for b in blocks] == [2, 1, 1, 2, 1, 0, 0]
 
 
 @pytest.mark.slow  # minutes on a loaded 2-core machine (240 s measured): over the 60 s of a unit test
