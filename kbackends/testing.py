@@ -66,6 +66,7 @@ from ._registry import get_kernel
 from ._xp_utils import to_numpy
 
 __all__ = [
+    "prox_sgd_problem",
     "BACKENDS", "DTYPES", "TOLERANCE", "TransferGuardError", "assert_close", "assert_matches_oracle",
     "backend_params", "host", "implementation", "kernel_module", "make_backend", "on", "oracle", "oracle_backend",
     "simulator_enabled", "transfer_guard",
@@ -466,3 +467,22 @@ class transfer_guard:  # noqa: N801  (used as a function: ``with transfer_guard(
 
 
 _MISSING = object()
+
+
+def prox_sgd_problem(n=40, d=6, m=5, k=3, seed=0):
+    """A small S3GD problem for the ``prox_sgd_run`` kernel tests: rows ``X`` (n, d),
+    classes ``cls`` (0 / 1), per-row weights ``cw`` (mean 1), anchors ``Z`` (m, d), the
+    class-split anchor products ``G`` (2, m, d + 1) of Eq. (22) and the graph ``idx``,
+    ``gw`` (k nearest anchors per row), all NumPy on the host."""
+    from .ops import anchor_accumulate, anchor_graph
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    cls = (rng.random(n) < 0.4).astype(np.int64)
+    Z = X[rng.choice(n, m, replace=False)]
+    idx, gw = anchor_graph(X, Z, k)
+    cw = np.where(cls == 1, 1.3, 0.8)
+    cw = cw * n / cw.sum()
+    Xa = np.hstack([X, np.ones((n, 1))])
+    G = anchor_accumulate(idx + cls[:, None] * m, gw, Xa * (cw / n)[:, None], 2 * m).reshape(2, m, d + 1)
+    return X, cls, cw, Z, G, idx, gw

@@ -16,8 +16,11 @@ their estimators, the CLI and the bench in tests/algorithms (with their own
 conftest.py for the data they share).
 """
 
+import os
+
 import pytest
 
+import kbackends
 from kbackends import testing
 
 
@@ -30,3 +33,13 @@ def backend(request):
 @pytest.fixture(params=testing.DTYPES)
 def dtype_name(request):
     return request.param
+
+
+@pytest.fixture
+def gpu():
+    """The cuda backend: the simulator when the run enabled it, else a real GPU (skip otherwise)."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return kbackends.resolve("cudasim")
+    if "cuda" not in kbackends.available_backends():
+        pytest.skip("no CUDA GPU here and the simulator is off")
+    return kbackends.resolve("cuda")

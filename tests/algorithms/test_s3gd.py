@@ -8,21 +8,12 @@ from sklearn.linear_model import LogisticRegression
 
 from algorithms import S3GDClassifier, load, s3gd
 from kbackends import get_kernel, resolve
-from kbackends.ops import anchor_accumulate, anchor_graph
-from kbackends.testing import host, make_backend
+from kbackends.ops import anchor_accumulate
+from kbackends.testing import host, make_backend, prox_sgd_problem
 
 
-def _problem(n=60, d=5, m=7, k=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    cls = (rng.random(n) < 0.4).astype(np.int64)
-    Z = X[rng.choice(n, m, replace=False)]
-    idx, gw = anchor_graph(X, Z, k)
-    cw = np.where(cls == 1, 1.3, 0.8)
-    cw = cw * n / cw.sum()
-    Xa = np.hstack([X, np.ones((n, 1))])
-    G = anchor_accumulate(idx + cls[:, None] * m, gw, Xa * (cw / n)[:, None], 2 * m).reshape(2, m, d + 1)
-    return X, cls, cw, Z, G, idx, gw
+def _problem(seed=0):
+    return prox_sgd_problem(n=60, d=5, m=7, k=3, seed=seed)
 
 
 @pytest.mark.parametrize("method", ["s3gd", "svrg", "sgd"])

@@ -2,40 +2,19 @@
 numba cpu engine on the same problem and the same batches: every method, loss
 and penalty, float64 tightly, float32 within float32 rounding."""
 
-import os
 
 import numpy as np
 import pytest
 
-import kbackends
 from kbackends import get_kernel
-from kbackends.testing import kernel_module
+from kbackends.testing import kernel_module, prox_sgd_problem
 from kbackends import to_numpy
-from kbackends.ops import anchor_accumulate, anchor_graph
 
 pytestmark = pytest.mark.cuda
 
 
-@pytest.fixture
-def gpu():
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        return kbackends.resolve("cudasim")
-    if "cuda" not in kbackends.available_backends():
-        pytest.skip("no CUDA GPU here and the simulator is off")
-    return kbackends.resolve("cuda")
-
-
-def _problem(n=40, d=6, m=5, k=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    cls = (rng.random(n) < 0.4).astype(np.int64)
-    Z = X[rng.choice(n, m, replace=False)]
-    idx, gw = anchor_graph(X, Z, k)
-    cw = np.where(cls == 1, 1.3, 0.8)
-    cw = cw * n / cw.sum()
-    Xa = np.hstack([X, np.ones((n, 1))])
-    G = anchor_accumulate(idx + cls[:, None] * m, gw, Xa * (cw / n)[:, None], 2 * m).reshape(2, m, d + 1)
-    return X, cls, cw, Z, G, idx, gw
+def _problem(seed=0):
+    return prox_sgd_problem(n=40, d=6, m=5, k=3, seed=seed)
 
 
 @pytest.mark.parametrize("method", ["s3gd", "svrg", "sgd"])

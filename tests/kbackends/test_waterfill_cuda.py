@@ -2,26 +2,14 @@
 against float64 oracles, run under the simulator or on a GPU: sizes 0 / 1 / odd /
 several tiles, ties, constant heights, many and empty segments, both dtypes."""
 
-import os
 
 import numpy as np
 import pytest
 
-import kbackends
 from kbackends import to_numpy
 from kbackends.testing import kernel_module
 
 pytestmark = pytest.mark.cuda
-
-
-@pytest.fixture
-def gpu():
-    """The cuda backend: the simulator when the run enabled it, else a real GPU."""
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        return kbackends.resolve("cudasim")
-    if "cuda" not in kbackends.available_backends():
-        pytest.skip("no CUDA GPU here and the simulator is off")
-    return kbackends.resolve("cuda")
 
 
 def oracle(c, v):
