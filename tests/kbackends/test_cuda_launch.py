@@ -25,6 +25,17 @@ def _within_limits(grid, block):
     assert all(1 <= g <= launch.MAX_GRID_YZ for g in grid[1:])
 
 
+def test_the_limit_check_refuses_what_a_gpu_would():
+    """The old rff_features launch (rows on y in blocks of 16) past 65,535 x 16 rows,
+    an empty grid and an over-full block are each caught."""
+    with pytest.raises(AssertionError):
+        _within_limits((1, (65_535 * 16 + 1 + 15) // 16), (16, 16))
+    with pytest.raises(AssertionError):
+        _within_limits(0, 128)
+    with pytest.raises(AssertionError):
+        _within_limits(1, launch.MAX_THREADS_PER_BLOCK + 1)
+
+
 @pytest.mark.parametrize("n", ROWS)
 @pytest.mark.parametrize("threads", [1, 32, 128, 1024])
 def test_grid_1d_covers_every_row_within_limits(n, threads):

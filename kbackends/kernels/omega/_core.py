@@ -111,3 +111,12 @@ def phase_of_row(row, key0, key1, block0, block1, phase_counter, consts):
     """The row's phase, uniform on [0, 2*pi)."""
     w0, _, _, _ = philox4x32_10(row, phase_counter, block0, block1, key0, key1, consts)
     return TWO_PI * word_to_open_unit(w0)
+
+
+def fill_arguments(seed, block, kernel, scale, constants):
+    """The scalar arguments of a ``_fill_omega`` kernel after ``(omega, phase)``: the
+    64-bit seed and block split into uint32 halves (Philox's key and counter words),
+    the kernel's code, the frequency scale and the constants; the Numba and CUDA
+    launchers pass the same ones."""
+    return (np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32), np.uint64(block & 0xFFFFFFFF),
+            np.uint64(block >> 32), KERNEL_CODES[kernel], float(scale), constants)

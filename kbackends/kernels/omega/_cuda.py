@@ -11,7 +11,7 @@ block, not per iteration.
 import numpy as np
 from numba import cuda
 
-from ._core import KERNEL_CODES, PHASE_COUNTER, numba_constants, omega_quad, phase_of_row, store_quad
+from ._core import PHASE_COUNTER, fill_arguments, numba_constants, omega_quad, phase_of_row, store_quad
 from .. import _cuda_launch as launch
 
 _CONSTS = numba_constants()
@@ -45,15 +45,5 @@ def omega_block(*, xp, seed, block, n_features, n_dims, kernel, scale, dtype, de
     if n_threads:
         blocks, threads = launch.grid_1d(n_threads)
         with launch.launch_context(xp) as stream:
-            _fill_omega[blocks, threads, stream](
-                omega,
-                phase,
-                np.uint64(seed & 0xFFFFFFFF),
-                np.uint64(seed >> 32),
-                np.uint64(block & 0xFFFFFFFF),
-                np.uint64(block >> 32),
-                KERNEL_CODES[kernel],
-                float(scale),
-                _CONSTS,
-            )
+            _fill_omega[blocks, threads, stream](omega, phase, *fill_arguments(seed, block, kernel, scale, _CONSTS))
     return omega, phase

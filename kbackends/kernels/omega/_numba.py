@@ -3,7 +3,7 @@
 import numpy as np
 from numba import njit
 
-from ._core import KERNEL_CODES, PHASE_COUNTER, numba_constants, omega_quad, phase_of_row, store_quad
+from ._core import PHASE_COUNTER, fill_arguments, numba_constants, omega_quad, phase_of_row, store_quad
 
 _CONSTS = numba_constants()
 
@@ -26,15 +26,5 @@ def _fill_omega(omega, phase, key0, key1, block0, block1, kernel_code, scale, co
 def omega_block(*, xp, seed, block, n_features, n_dims, kernel, scale, dtype, device=None):
     omega = np.empty((n_features, n_dims), dtype=dtype)
     phase = np.empty((n_features,), dtype=dtype)
-    _fill_omega(
-        omega,
-        phase,
-        np.uint64(seed & 0xFFFFFFFF),
-        np.uint64(seed >> 32),
-        np.uint64(block & 0xFFFFFFFF),
-        np.uint64(block >> 32),
-        KERNEL_CODES[kernel],
-        float(scale),
-        _CONSTS,
-    )
+    _fill_omega(omega, phase, *fill_arguments(seed, block, kernel, scale, _CONSTS))
     return omega, phase
