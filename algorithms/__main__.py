@@ -222,7 +222,7 @@ def cmd_train(args):
     positional, labelled, classes = _training_data(row, data, args)
     if not args.quiet and row.name != "s3gd":  # s3gd's callback computes a full gradient: not for a bar
         n_iter = kwargs.get("n_iter", row.defaults().get("n_iter"))
-        kwargs["callback"] = Progress(n_iter if n_iter is not None else
+        kwargs["callback"] = Progress(n_iter if isinstance(n_iter, int) else  # dsg's "auto": no total known
                                       (positional[0].shape[0] if row.name == "sbp" else None))
     start = time.perf_counter()
     try:
@@ -421,7 +421,7 @@ def build_parser():
 
     bench = sub.add_parser("bench", help="compare with scikit-learn peers on real data; Markdown table + PNG plots")
     bench.add_argument("--quick", action="store_true", help="small subsets, one seed: a few minutes in all")
-    bench.add_argument("--only", help="comma-separated sections (dsg, tsgs3vm, tsgsu, sbp, s3gd); default all")
+    bench.add_argument("--only", help="comma-separated sections (dsg, tsgs3vm, tsgsu, sbp, s3gd, defaults); default all")
     bench.add_argument("--backend", default="cpu", choices=backends, help="where to compute (default cpu)")
     bench.add_argument("--data", help="data folder (default ../shared/data or $KBACKENDS_DATA)")
     bench.add_argument("--out", default="bench-out", help="folder for results.md and the plots")

@@ -22,7 +22,10 @@ restated in Li & Poczos 2016, Algorithms 1-4). One iteration:
    optionally preconditioned by the mini-batch feature covariance plus a ridge
    (a Gauss-Newton step on the block, as the DSG authors' code does);
 5. shrink every older block by ``(1 - eta * lam)`` through one global scale
-   factor (O(1); folded into the coefficients before it underflows).
+   factor (O(1); folded into the coefficients before it underflows);
+6. with early stopping, update ``f`` on the held-out rows the same way and start
+   its mean loss to the host; stop once the loss read ``lag`` iterations later has
+   not improved for ``n_iter_no_change`` iterations (:class:`_steps.EarlyStopping`).
 
 Polyak averaging of the iterates is optional and costs O(1) per event (see
 :class:`_Averager`).
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -42,7 +45,9 @@ from kbackends.losses import Loss
 from kbackends.random import omega_block
 
 from ._finite import check_finite_fit
-from ._steps import _Averager, _cdsg_step, _check_step_ratio, step_size  # noqa: F401 (re-exported)
+from ._steps import (  # noqa: F401 (re-exported)
+    EarlyStopping, _Averager, _block_step, _cdsg_step, _check_step_ratio, _device, _Monitor, step_size,
+)
 from ._sparse import take_rows
 from ._validation import as_compute_dtype  # noqa: F401 (the fits call it as _engine.as_compute_dtype)
 from ._threads import single_threaded_blas
@@ -69,6 +74,10 @@ class Source:
         Rows drawn per iteration (with replacement).
     curvature : float or None
         Weight of the source in the preconditioned step's covariance; None: ``weight``.
+    sample_weight : numpy array of shape (n_rows,) or None
+        Relative weights of the rows (positive, on the host). The mini-batches draw
+        row ``i`` with probability ``w_i / sum(w)``, so weight ``k`` is the row
+        repeated ``k`` times in distribution (see :meth:`draw`); None: uniform.
     """
 
     X: object
@@ -79,6 +88,25 @@ class Source:
     # Weight of this source's rows in the preconditioner's curvature (default: weight),
     # for losses whose curvature in f is not their weight (TSGSU's similar points: 0).
     curvature: float | None = None
+    sample_weight: object = None
+    _cdf: object = field(default=None, init=False, repr=False)
+
+    def draw(self, rng):
+        """Host indices of one mini-batch (with replacement).
+
+        Uniform without weights (``rng.integers``, the stream of an unweighted fit);
+        with weights, inverse-CDF sampling proportional to them. Sampling, rather than
+        multiplying the loss derivatives by the weights, keeps the per-row gradient
+        scale (so the step schedule and the preconditioner's curvature need no
+        change) and has the lower variance for skewed weights.
+        """
+        n = self.X.shape[0]
+        if self.sample_weight is None:
+            return rng.integers(0, n, size=self.batch_size)
+        if self._cdf is None:
+            self._cdf = np.cumsum(self.sample_weight, dtype=np.float64)
+        u = rng.random(self.batch_size) * self._cdf[-1]
+        return np.minimum(np.searchsorted(self._cdf, u, side="right"), n - 1)
 
 
 @dataclass
@@ -136,6 +164,9 @@ class EngineSettings:
     # ``derivatives(batches, xp)`` after the predictions, it sets every batch's
     # ``g`` (weighted loss derivatives) in place of ``loss.derivative * weight``.
     derivatives: Callable | None = None
+    # Stop when the loss on a held-out source stops improving (_steps.EarlyStopping);
+    # its loss is read ``lag`` iterations late, so an iteration never waits for the host.
+    early_stopping: EarlyStopping | None = None
 
 
 @dataclass
@@ -147,6 +178,8 @@ class EngineResult:
     n_blocks: int
     n_iter_done: int
     state: object = None  # the EngineState to resume from (see ``run``)
+    validation_loss: list | None = None  # early stopping's held-out loss after each iteration read
+    best_iteration: int | None = None  # early stopping: the iteration whose iterate ``coef`` is
 
 
 @dataclass
@@ -288,6 +321,11 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
         r = resume
         stored, n_blocks, scale, intercept, beta = r.stored, r.n_blocks, r.scale, r.intercept, r.beta
         averager, intercept_sum, rng, t_done = r.averager, r.intercept_sum, r.rng, r.t
+    monitor = None
+    if s.early_stopping is not None:
+        held_out = s.early_stopping.source.X
+        monitor = _Monitor(s.early_stopping, bk, predict_all(held_out) * scale if n_blocks else
+                           xp.zeros((held_out.shape[0], k_out), dtype=dtype))
     # No device -> host transfer inside an iteration (kbackends.sync_free): scalars stay
     # 0-d device arrays; only a user callback may read (it runs in a hole).
     with sync_free():
@@ -298,7 +336,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
             # 1-2: batches, predictions, derivatives.
             batches = []
             for src, cache in zip(sources, caches):
-                idx = bk.asarray(rng.integers(0, src.X.shape[0], size=src.batch_size))
+                idx = bk.asarray(src.draw(rng))
                 Xb = take_rows(src.X, idx, xp)  # a CSR row subset for sparse X
                 if cache is not None:
                     f = xp.take(cache, idx, axis=0) + intercept
@@ -377,6 +415,10 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
                 if caches[i] is not None:
                     update = _kernel("rff_predict", bk)(src.X, omega, phase, delta, xp=xp, form="cos")
                     caches[i] = caches[i] * (1.0 - eta * s.lam) + update
+            if monitor is not None:  # the iterate measured: a device copy, no transfer
+                iterate = None if averager is not None else (
+                    t, n_blocks, xp.asarray(stored[: n_blocks * F, :], copy=True), scale, intercept)
+                monitor.record(omega, phase, delta, 1.0 - eta * s.lam, intercept, iterate)
 
             if averager is not None:
                 averager.end_iteration(scale)
@@ -407,6 +449,8 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
                     }
                     if s.callback(info):
                         break
+            if monitor is not None and monitor.stop():
+                break
 
     coef_stored = stored[: n_blocks * F, :]
     state = EngineState(stored, n_blocks, scale, intercept, beta, averager, intercept_sum, rng, t_done)
@@ -415,7 +459,12 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
         intercept = intercept_sum / max(averager.count, 1)
     else:
         coef = coef_stored * scale
-    return EngineResult(coef=coef, intercept=intercept, n_blocks=n_blocks, n_iter_done=t_done, state=state)
+    best = None if monitor is None else monitor.best_iterate
+    if best is not None:  # early stopping returns the iterate of the best held-out loss
+        best, n_blocks, coef_stored, best_scale, intercept = best
+        coef = coef_stored * best_scale
+    return EngineResult(coef=coef, intercept=intercept, n_blocks=n_blocks, n_iter_done=t_done, state=state,
+                        validation_loss=None if monitor is None else monitor.losses, best_iteration=best)
 
 
 def _grow(xp, a, new_rows: int, cap: int):
@@ -424,58 +473,3 @@ def _grow(xp, a, new_rows: int, cap: int):
     if a.shape[0]:
         out[: a.shape[0], :] = a
     return out
-
-
-def _block_step(batches, omega, phase, bk, s: EngineSettings, eta: float, F: int):
-    """Coefficient change of one block (F, n_outputs) and of the intercept (n_outputs,).
-
-    Plain step (``ridge`` None): the doubly stochastic gradient with the paper's
-    features sqrt(2) cos, averaged over the block: ``-eta * (2 / F) * g @ cos(...) / B``.
-    Preconditioned: ``-eta * (C + ridge * mean(diag C) * I)^-1 g @ [cos(...), 1] / B``,
-    C the mini-batch covariance of ``[cos(...), 1]`` summed over the sources, the
-    intercept's column unpenalised.
-    """
-    xp = bk.xp
-    if s.ridge is None:
-        grad = grad_b = None
-        for batch in batches:
-            B = batch.X.shape[0]
-            part = _kernel("rff_weighted_sum", bk)(batch.X, omega, phase, batch.g.T, xp=xp, form="cos").T
-            grad = part / B if grad is None else grad + part / B
-            gb = xp.mean(batch.g, axis=0)
-            grad_b = gb if grad_b is None else grad_b + gb
-        return -eta * (2.0 / F) * grad, -eta * grad_b
-
-    f64 = xp.float64
-    n_cols = F + (1 if s.fit_intercept else 0)
-    cov = None
-    rhs = None
-    for batch in batches:
-        B = batch.X.shape[0]
-        phi = _kernel("rff_features", bk)(batch.X, omega, phase, xp=xp, form="cos")
-        if s.fit_intercept:
-            phi = xp.concat((phi, xp.ones((B, 1), dtype=phi.dtype, device=_device(phi))), axis=1)
-        # The B x F products in the compute dtype (float32 halves the time; the
-        # ridge dominates the rounding), the small F x F solve in float64.
-        src = batch.source
-        weight = src.weight if src.curvature is None else src.curvature
-        c = xp.astype(phi.T @ phi, f64) * (weight / B)  # each source's Gauss-Newton curvature
-        r = xp.astype(phi.T @ xp.astype(batch.g, phi.dtype), f64) / B
-        cov = c if cov is None else cov + c
-        rhs = r if rhs is None else rhs + r
-    dev = _device(cov)
-    ridge = xp.mean(xp.linalg.diagonal(cov)[:F]) * s.ridge  # a 0-d device array: no host read
-    penalty = xp.ones((n_cols,), dtype=f64, device=dev) * ridge
-    if s.fit_intercept:
-        penalty = xp.where(xp.arange(n_cols, device=dev) == F, 0.0, penalty)  # intercept unpenalised
-    step = xp.linalg.solve(cov + xp.eye(n_cols, dtype=f64, device=dev) * penalty, rhs)
-    eta = eta / max(batch.source.loss.curvature for batch in batches)
-    dtype = batches[0].X.dtype
-    delta = xp.astype(-eta * step[:F, :], dtype)
-    if s.fit_intercept:
-        return delta, xp.astype(-eta * step[F, :], dtype)
-    return delta, xp.zeros_like(delta[0, :])
-
-
-def _device(a):
-    return getattr(a, "device", None)

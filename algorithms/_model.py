@@ -86,7 +86,8 @@ class RFFModel(Predictor, _ModelIO, _ModelFields):
             n_features_in=X.shape[1],
             task=task,
             classes=classes,
-            params={**params, "n_iter_done": result.n_iter_done},
+            params={**params, "n_iter_done": result.n_iter_done,
+                    **({} if result.best_iteration is None else {"best_iteration": result.best_iteration})},
             backend=bk.name,
             dtype="float32" if X.dtype == bk.xp.float32 else "float64",
         )

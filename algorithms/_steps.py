@@ -1,10 +1,17 @@
 """The engine's step rules and iterate bookkeeping: step-size schedules, the step
-ratio check, CDSG's expected line search (Li & Poczos 2016, rules (8)-(9)) and the
-O(1) Polyak average of the iterates."""
+ratio check, the block step (plain or preconditioned), CDSG's expected line search
+(Li & Poczos 2016, rules (8)-(9)), the O(1) Polyak average of the iterates and the
+early-stopping monitor of a held-out source."""
 
 from __future__ import annotations
 
+import math
+from collections import deque
+from dataclasses import dataclass
+
 import numpy as np
+
+from kbackends import get_kernel, to_host_async
 
 
 def step_size(schedule: str, theta: float, lam: float, t: int) -> float:
@@ -86,3 +93,131 @@ def _cdsg_step(beta, g_mean, gamma_t, bound, batch_size):
     if steps[k] <= gamma_t:
         return None, 0.0
     return k, float(steps[k])
+
+
+def _block_step(batches, omega, phase, bk, s, eta: float, F: int):
+    """Coefficient change of one block (F, n_outputs) and of the intercept (n_outputs,).
+
+    Plain step (``ridge`` None): the doubly stochastic gradient with the paper's
+    features sqrt(2) cos, averaged over the block: ``-eta * (2 / F) * g @ cos(...) / B``.
+    Preconditioned: ``-eta * (C + ridge * mean(diag C) * I)^-1 g @ [cos(...), 1] / B``,
+    C the mini-batch covariance of ``[cos(...), 1]`` summed over the sources, the
+    intercept's column unpenalised.
+    """
+    xp = bk.xp
+    if s.ridge is None:
+        grad = grad_b = None
+        for batch in batches:
+            B = batch.X.shape[0]
+            part = get_kernel("rff_weighted_sum", bk)(batch.X, omega, phase, batch.g.T, xp=xp, form="cos").T
+            grad = part / B if grad is None else grad + part / B
+            gb = xp.mean(batch.g, axis=0)
+            grad_b = gb if grad_b is None else grad_b + gb
+        return -eta * (2.0 / F) * grad, -eta * grad_b
+
+    f64 = xp.float64
+    n_cols = F + (1 if s.fit_intercept else 0)
+    cov = None
+    rhs = None
+    for batch in batches:
+        B = batch.X.shape[0]
+        phi = get_kernel("rff_features", bk)(batch.X, omega, phase, xp=xp, form="cos")
+        if s.fit_intercept:
+            phi = xp.concat((phi, xp.ones((B, 1), dtype=phi.dtype, device=_device(phi))), axis=1)
+        # The B x F products in the compute dtype (float32 halves the time; the
+        # ridge dominates the rounding), the small F x F solve in float64.
+        src = batch.source
+        weight = src.weight if src.curvature is None else src.curvature
+        c = xp.astype(phi.T @ phi, f64) * (weight / B)  # each source's Gauss-Newton curvature
+        r = xp.astype(phi.T @ xp.astype(batch.g, phi.dtype), f64) / B
+        cov = c if cov is None else cov + c
+        rhs = r if rhs is None else rhs + r
+    dev = _device(cov)
+    ridge = xp.mean(xp.linalg.diagonal(cov)[:F]) * s.ridge  # a 0-d device array: no host read
+    penalty = xp.ones((n_cols,), dtype=f64, device=dev) * ridge
+    if s.fit_intercept:
+        penalty = xp.where(xp.arange(n_cols, device=dev) == F, 0.0, penalty)  # intercept unpenalised
+    step = xp.linalg.solve(cov + xp.eye(n_cols, dtype=f64, device=dev) * penalty, rhs)
+    eta = eta / max(batch.source.loss.curvature for batch in batches)
+    dtype = batches[0].X.dtype
+    delta = xp.astype(-eta * step[:F, :], dtype)
+    if s.fit_intercept:
+        return delta, xp.astype(-eta * step[F, :], dtype)
+    return delta, xp.zeros_like(delta[0, :])
+
+
+def _device(a):
+    return getattr(a, "device", None)
+
+
+@dataclass
+class EarlyStopping:
+    """Early stopping on a held-out source (:attr:`EngineSettings.early_stopping`).
+
+    Attributes
+    ----------
+    source : Source
+        The held-out rows, their targets and loss (its ``batch_size`` is unused);
+        their ``sample_weight``, if any, weighs the mean loss.
+    n_iter_no_change : int
+        Stop when the held-out loss has not improved for this many iterations.
+    tol : float
+        Relative improvement that counts: ``loss < best * (1 - tol)``.
+    lag : int
+        Iterations between starting a loss to the host and reading it (>= 1): the
+        stop decision of iteration ``t`` reads the loss after iteration ``t - lag``.
+    """
+
+    source: object
+    n_iter_no_change: int = 10
+    tol: float = 1e-3
+    lag: int = 1
+
+
+class _Monitor:
+    """The held-out loss of every iterate, with no host synchronisation in an iteration.
+
+    ``f`` on the held-out rows is cached like the training caches: after each step
+    it is shrunk by ``1 - eta lam`` and the block's change added (``rff_predict`` of
+    the block's delta, O(n_held_out x block_size)). The mean loss is a 0-d device
+    array started to the host by ``to_host_async`` and read ``lag`` iterations later
+    (as CDSG's rule reads its derivative): on cuda the host never waits for the
+    device's current iteration. Each pending loss keeps the iterate it measures
+    (a device copy of the coefficients: no transfer), so the iterate with the best
+    held-out loss is known when the fit stops (``best``).
+    """
+
+    def __init__(self, spec: EarlyStopping, bk, f0):
+        self.spec, self.bk, self.f = spec, bk, f0
+        w = spec.source.sample_weight
+        self.weights = None if w is None else bk.asarray((w / w.sum()).astype(np.float64))
+        self.pending = deque()
+        self.best = math.inf
+        self.best_iterate = None  # what ``record`` was given with the best loss so far
+        self.stale = 0
+        self.losses = []  # the held-out losses read so far, one per iteration
+
+    def record(self, omega, phase, delta, shrink, intercept, iterate=None):
+        """After a step: update ``f`` and start its mean loss to the host; ``iterate``
+        (anything: the engine's copy of the model) is kept with it."""
+        xp, src = self.bk.xp, self.spec.source
+        self.f = self.f * shrink + get_kernel("rff_predict", self.bk)(src.X, omega, phase, delta, xp=xp, form="cos")
+        per_row = xp.sum(src.loss.value(self.f + intercept, src.y, xp), axis=1)
+        loss = xp.mean(per_row) if self.weights is None else xp.sum(xp.astype(per_row, xp.float64) * self.weights)
+        self.pending.append((to_host_async(loss), iterate))
+
+    def stop(self) -> bool:
+        """Read the losses that are ``lag`` iterations old; True when none improved
+        on the best for ``n_iter_no_change`` iterations."""
+        while len(self.pending) > self.spec.lag:
+            future, iterate = self.pending.popleft()
+            value = float(future.get())
+            self.losses.append(value)
+            if value < self.best:
+                self.best_iterate = iterate
+            if value < self.best - self.spec.tol * abs(self.best) or self.best == math.inf:
+                self.stale = 0
+            else:
+                self.stale += 1
+            self.best = min(self.best, value)
+        return self.stale >= self.spec.n_iter_no_change

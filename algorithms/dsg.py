@@ -31,7 +31,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.metaestimators import available_if
 
-from kbackends import resolve
+from kbackends import resolve, to_numpy
 from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 
 from . import _engine, distributed
@@ -39,9 +39,10 @@ from ._dask_arrays import is_dask_array, map_rows
 from ._estimator import FunctionalClassifier, FunctionalEstimator
 from ._model import RFFModel
 from ._params import (
-    Constraint, Param, ParamTable, common, common_tail, engine_settings, integer, options, real,
+    Constraint, Param, ParamTable, common, common_tail, either, engine_settings, integer, options, real,
 )
-from ._sparse import for_resolve
+from ._fit_plan import auto_settings, check_sample_weight, validation_rows
+from ._sparse import for_resolve, take_rows
 from ._validation import (
     check_gamma,
     check_X,
@@ -56,6 +57,9 @@ LOSSES = tuple(SUPERVISED_LOSSES)
 CLASSIFICATION_LOSSES = tuple(name for name in LOSSES if name != "squared")
 
 
+PRECONDITION_DEFAULT = 0.3  # measured on seven data sets: docs/benchmarks.md, "DSG defaults"
+
+
 def _is_udsg_pattern(v):
     return (isinstance(v, (tuple, list)) and len(v) == 2
             and all(integer(0).type_ok(g) for g in v) and v[0] >= 1 and v[1] >= 0)
@@ -68,12 +72,19 @@ PARAMS = ParamTable(
     common("kernel"),
     common("gamma"),
     Param("lam", 1e-6, real(0), "RKHS penalty (lam / 2) ||f||^2"),
-    Param("n_iter", 200, integer(1), "iterations (each adds or updates one block)"),
-    Param("batch_size", 4096, integer(1), "rows drawn per iteration"),
+    Param("n_iter", "auto", either(options("auto"), integer(1)),
+          "iterations (each adds or updates one block); auto: 300 with early stopping, else ~10 passes"),
+    Param("batch_size", "auto", either(options("auto"), integer(1)), "rows drawn per iteration; auto: min(4096, n)"),
+    Param("early_stopping", "auto", options("auto", True, False),
+          "stop when the held-out loss stops improving; auto: with n_iter='auto' and >= 10,000 rows"),
+    Param("validation_fraction", 0.1, real(0, 1, low_open=True, high_open=True),
+          "fraction of the rows held out for early stopping"),
+    Param("n_iter_no_change", 10, integer(1), "early stopping: iterations without improvement before stopping"),
+    Param("tol", 1e-3, real(0), "early stopping: relative improvement of the held-out loss that counts"),
     common("block_size"),
     common("step"),
     common("schedule"),
-    common("precondition"),
+    common("precondition", default=PRECONDITION_DEFAULT),
     common("average"),
     Param("udsg_pattern", (1, 1), Constraint("a pair (G >= 1, U >= 0) of integers", lambda v: True, _is_udsg_pattern,
                                              lambda v: (int(v[0]), int(v[1]))),
@@ -86,9 +97,9 @@ PARAMS = ParamTable(
 
 
 @PARAMS.entry
-def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_size, step, schedule,
-        precondition, average, udsg_pattern, fit_intercept, cache_predictions, random_state, backend, dtype,
-        callback):
+def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, early_stopping,
+        validation_fraction, n_iter_no_change, tol, block_size, step, schedule, precondition, average,
+        udsg_pattern, fit_intercept, cache_predictions, random_state, backend, dtype, callback):
     """Fit a kernel machine by doubly stochastic gradients.
 
     Parameters
@@ -97,6 +108,16 @@ def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_si
         NumPy, CuPy or any array-API array; it stays on its device.
     y : array of shape (n_samples,)
         Class labels (any sortable values) or, for ``loss="squared"``, real targets.
+    sample_weight : array of shape (n_samples,), float, or None
+        Non-negative row weights (scikit-learn's semantics): the objective's data
+        term is the weighted mean loss, so weight ``k`` is the row repeated ``k``
+        times and weight 0 the row removed (it is dropped before anything else,
+        ``gamma="median"`` and the "auto" rules included). The mini-batches draw rows
+        with probability proportional to their weight (:meth:`_engine.Source.draw`:
+        the same distribution as drawing from the repeated rows, and the lower
+        gradient variance); equal weights give the unweighted fit exactly. The
+        held-out rows of early stopping keep their weights (a weighted mean loss).
+        Not for dask arrays.
     loss : {"hinge", "squared_hinge", "logistic", "squared"}, default "hinge"
         Hinge losses: binary, or one-vs-rest for more classes; logistic: binary,
         or softmax (multinomial) for more classes; squared: regression.
@@ -109,10 +130,29 @@ def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_si
         1000 rows (the median trick the paper uses).
     lam : float >= 0, default 1e-6
         RKHS penalty ``(lam / 2) ||f||^2``; old blocks shrink by ``1 - step_t * lam``.
-    n_iter : int, default 200
+    n_iter : int or "auto", default "auto"
         Iterations; each adds or updates one block (at most ``n_iter`` blocks).
-    batch_size : int, default 4096
-        Rows drawn (with replacement) per iteration.
+        "auto": 300 with early stopping (an upper bound the held-out loss usually
+        ends first), else about 10 passes over the rows, ``ceil(10 n / batch_size)``
+        clipped to [10, 300] (:func:`algorithms._fit_plan.auto_settings`). The iterations run are the
+        model's ``params["n_iter_done"]`` (the estimators' ``n_iter_``).
+    batch_size : int or "auto", default "auto"
+        Rows drawn (with replacement) per iteration; "auto": ``min(4096, n)``.
+    early_stopping : "auto" or bool, default "auto"
+        Hold out ``validation_fraction`` of the rows (stratified by class, at most
+        100,000) and stop when their mean loss has not improved by ``tol``
+        (relative) for ``n_iter_no_change`` iterations; the model is the iterate
+        with the best held-out loss (``params["best_iteration"]``; not with
+        ``average=True``, which returns the average up to the stop). "auto": on when ``n_iter="auto"`` and there are at least 10,000
+        rows (as HistGradientBoostingClassifier): below, holding rows out costs
+        more accuracy than it saves; an explicit ``n_iter`` runs that many.
+    validation_fraction : float in (0, 1), default 0.1
+        Fraction of the rows held out for early stopping.
+    n_iter_no_change : int, default 10
+        Early stopping: iterations without improvement before the fit stops.
+    tol : float >= 0, default 1e-3
+        Early stopping: an iteration improves when its held-out loss is below
+        ``best * (1 - tol)``.
     block_size : int, default 256
         Random features per block.
     step : float > 0, default 1.0
@@ -120,9 +160,10 @@ def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_si
     schedule : {"auto", "theta_over_t", "constant", "inverse_scaling"}, default "auto"
         theta / t (the paper), theta, or theta / (1 + lam * theta * t). "auto" is
         inverse_scaling with preconditioning and theta_over_t without.
-    precondition : float > 0 or None, default 0.1
+    precondition : float > 0 or None, default 0.3
         Relative ridge of the block preconditioner (times the mean feature
-        variance); None gives the paper's plain gradient steps.
+        variance); None gives the paper's plain gradient steps. The default was
+        chosen on seven real data sets (docs/benchmarks.md, "DSG defaults").
     average : bool, default False
         Return the Polyak average of the iterates instead of the last one.
     udsg_pattern : (int, int), default (1, 1)
@@ -144,34 +185,70 @@ def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_si
         "float64" for full float64. Predictions compute in the model's dtype.
     callback : callable or None
         Called after every iteration with a dict (iteration, n_blocks, step,
-        block, batch_loss); returning True stops the fit.
+        block, batch_loss); returning True stops the fit. With a callback the fit
+        reads the batch loss on the host every iteration (a synchronisation on cuda).
 
     Returns
     -------
     RFFModel
     """
     if distributed.is_dask_array(X):  # data-parallel on the current dask.distributed Client
-        return distributed.fit(fit, "dsg", **locals())
+        if sample_weight is not None:
+            msg = "`sample_weight` is not supported with dask arrays"
+            raise ValueError(msg)
+        plan = auto_settings(X.shape[0], n_iter=n_iter, batch_size=batch_size, early_stopping=False)
+        arguments = {**locals(), "n_iter": plan.n_iter, "batch_size": plan.batch_size, "early_stopping": False}
+        del arguments["sample_weight"], arguments["plan"]
+        return distributed.fit(fit, "dsg", **arguments)
     bk = resolve(backend, for_resolve(X), y)
     X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
+    weights = check_sample_weight(sample_weight, X.shape[0])
     seed = seed_from(random_state)
-    gamma = check_gamma(gamma, X, bk, seed)
     y_matrix, task, classes, source_loss = _targets(y, X, bk, loss)
+    if weights is not None and not np.all(weights > 0):  # weight 0: the row removed
+        kept = np.flatnonzero(weights > 0)
+        X, y_matrix, weights = take_rows(X, bk.asarray(kept), bk.xp), bk.xp.take(y_matrix, bk.asarray(kept), axis=0), \
+            check_sample_weight(weights[kept], kept.size)
+    gamma = check_gamma(gamma, X, bk, seed)
+    plan = auto_settings(X.shape[0], n_iter=n_iter, batch_size=batch_size, early_stopping=early_stopping)
+    sources = _split_sources(X, y_matrix, weights, source_loss, plan, validation_fraction, seed, bk,
+                             stratify=task != "regression")
 
     settings = engine_settings(
         locals(), gamma=gamma, seed=seed, variant=variant, udsg_new=udsg_pattern[0], udsg_old=udsg_pattern[1],
-        n_outputs=y_matrix.shape[1], cache_predictions=cache_predictions,
+        n_outputs=y_matrix.shape[1], cache_predictions=cache_predictions, n_iter=plan.n_iter,
+        early_stopping=None if len(sources) == 1 else _engine.EarlyStopping(
+            sources[1], n_iter_no_change=n_iter_no_change, tol=tol),
     )
-    source = _engine.Source(X=X, y=y_matrix, loss=source_loss, weight=1.0, batch_size=batch_size)
-    result = _engine.run([source], bk, settings, X.dtype)
+    result = _engine.run(sources[:1], bk, settings, X.dtype)
     params = {
-        "loss": loss, "variant": variant, "lam": lam, "n_iter": n_iter, "batch_size": batch_size,
-        "step": step, "schedule": schedule, "precondition": precondition, "average": bool(average),
-        "udsg_pattern": list(udsg_pattern), "fit_intercept": bool(fit_intercept),
+        "loss": loss, "variant": variant, "lam": lam, "n_iter": plan.n_iter, "batch_size": plan.batch_size,
+        "early_stopping": plan.early_stopping, "step": step, "schedule": schedule, "precondition": precondition,
+        "average": bool(average), "udsg_pattern": list(udsg_pattern), "fit_intercept": bool(fit_intercept),
     }
     return RFFModel.from_engine(
         result, settings, bk, X, algorithm=variant, task=task, classes=classes, params=params
     )
+
+
+def _split_sources(X, y_matrix, weights, loss, plan, fraction, seed, bk, *, stratify):
+    """The training source, and the held-out one when early stopping is on (stratified
+    by class; the held-out rows keep their weights)."""
+    if not plan.early_stopping or X.shape[0] < 2:
+        return [_engine.Source(X=X, y=y_matrix, loss=loss, weight=1.0, batch_size=plan.batch_size,
+                               sample_weight=weights)]
+    xp = bk.xp
+    labels = None
+    if stratify:
+        labels = to_numpy(xp.argmax(y_matrix, axis=1)) if y_matrix.shape[1] > 1 else to_numpy(y_matrix[:, 0])
+    train, held = validation_rows(X.shape[0], fraction, seed, labels)
+    out = []
+    for rows in (train, held):
+        w = None if weights is None else check_sample_weight(weights[rows], rows.size)
+        index = bk.asarray(rows)
+        out.append(_engine.Source(X=take_rows(X, index, xp), y=xp.take(y_matrix, index, axis=0), loss=loss,
+                                  weight=1.0, batch_size=plan.batch_size, sample_weight=w))
+    return out
 
 
 def _targets(y, X, bk, loss):
@@ -237,8 +314,28 @@ def objective(model, X, y, *, backend="auto"):
     return data + penalty
 
 
-class _PartialFit:
-    """``partial_fit`` of the DSG estimators: the engine streamed over batches from the user's loader."""
+class _DSGFit:
+    """``fit`` with ``sample_weight`` and ``partial_fit`` of the DSG estimators."""
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on (X, y), rows weighted by ``sample_weight`` (see :func:`algorithms.dsg.fit`).
+
+        Sets ``model_``, ``n_features_in_``, ``classes_`` (classifiers) and ``n_iter_``,
+        the iterations run (fewer than ``n_iter`` when early stopping ended the fit).
+        """
+        if sample_weight is not None and is_dask_array(X):
+            msg = "`sample_weight` is not supported with dask arrays"
+            raise ValueError(msg)
+        self._sample_weight = sample_weight  # read by _fit_args, once validated X has its rows
+        try:
+            super().fit(X, y)
+        finally:
+            del self._sample_weight
+        self.n_iter_ = int(self.model_.params["n_iter_done"])
+        return self
+
+    def _fit_args(self, X, y):
+        return X, y, getattr(self, "_sample_weight", None)
 
     def partial_fit(self, X, y, classes=None):
         """Continue the fit on one batch of rows (for data streamed by your own loader).
@@ -248,10 +345,12 @@ class _PartialFit:
         last call left them; ``classes`` (classifiers) and ``gamma="median"`` are
         fixed by the first call. ``n_iter`` is not used.
         """
-        return distributed.partial_fit(self, X, y, classes=classes)
+        distributed.partial_fit(self, X, y, classes=classes)
+        self.n_iter_ = int(self.model_.params["n_iter_done"])
+        return self
 
 
-class DSGClassifier(_PartialFit, FunctionalClassifier):
+class DSGClassifier(_DSGFit, FunctionalClassifier):
     """Kernel classifier by doubly stochastic gradients (DSG / UDSG / CDSG).
 
     Parameters are those of :func:`algorithms.dsg.fit` (``loss`` defaults to
@@ -263,6 +362,8 @@ class DSGClassifier(_PartialFit, FunctionalClassifier):
     model_ : RFFModel
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
+    n_iter_ : int
+        Iterations run (early stopping may end the fit before ``n_iter``).
 
     Examples
     --------
@@ -295,7 +396,7 @@ class DSGClassifier(_PartialFit, FunctionalClassifier):
         return e / xp.sum(e, axis=1, keepdims=True)
 
 
-class DSGRegressor(_PartialFit, RegressorMixin, FunctionalEstimator):
+class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
     """Kernel ridge-style regression by doubly stochastic gradients (squared loss).
 
     Parameters are those of :func:`algorithms.dsg.fit`; ``loss`` is "squared" (the
@@ -305,6 +406,8 @@ class DSGRegressor(_PartialFit, RegressorMixin, FunctionalEstimator):
     ----------
     model_ : RFFModel
     n_features_in_ : int
+    n_iter_ : int
+        Iterations run (early stopping may end the fit before ``n_iter``).
     """
 
     _params = PARAMS.replace(loss={"default": "squared", "constraint": options("squared")})

@@ -28,6 +28,7 @@ SECTIONS = {
     "tsgsu": "algorithms._bench.tsgsu",
     "sbp": "algorithms._bench.sbp",
     "s3gd": "algorithms._bench.s3gd",
+    "defaults": "algorithms._bench.defaults",  # DSGClassifier() as a new user runs it (issue 14)
 }
 
 

@@ -28,6 +28,7 @@ def partial_fit(estimator, X, y, classes=None):
     ``model_`` is the ordinary RFFModel after every call.
     """
     from .. import dsg
+    from .._fit_plan import MAX_BATCH
     from .._validation import check_X
 
     if is_dask_array(X):
@@ -64,6 +65,9 @@ def partial_fit(estimator, X, y, classes=None):
         gamma = params["gamma"]
         with _engine.run_with(capture):
             template = dsg.fit(tiny_X, tiny_y, **{**params, "random_state": seed, "cache_predictions": False,
+                                                   # "auto" sizes the batch from these tiny rows: not here
+                                                   "batch_size": MAX_BATCH if params["batch_size"] == "auto"
+                                                   else params["batch_size"],
                                                    "gamma": _batch_gamma(gamma, X, bk, seed)})
         settings = dataclasses.replace(captured["settings"], callback=None)
         src = captured["sources"][0]

@@ -25,7 +25,19 @@ SU_EXPECTED_FAILURES = {
 }
 
 
+# DSG's fit is stochastic: weight k draws a row with k times the probability (the
+# distribution of a row repeated k times), but not the same draws as the repeated data,
+# so these exact comparisons fail; tests/algorithms/test_dsg_defaults.py checks the
+# semantics statistically (and zero weight against removed rows exactly).
+DSG_EXPECTED_FAILURES = {
+    check: "stochastic fit: weights change the mini-batch draws; checked statistically in test_dsg_defaults.py"
+    for check in ("check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data")
+}
+
+
 def _expected_failures(estimator):
+    if isinstance(estimator, (DSGClassifier, DSGRegressor)):
+        return DSG_EXPECTED_FAILURES
     if isinstance(estimator, TSGSUClassifier):
         return SU_EXPECTED_FAILURES
     return SEMI_SUPERVISED_EXPECTED_FAILURES if isinstance(estimator, TSGS3VMClassifier) else {}

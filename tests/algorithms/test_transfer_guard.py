@@ -143,6 +143,24 @@ def test_dsg_cache_and_average_paths_are_sync_free(strict):
     assert log.blocked == [] and log.regions > 0
 
 
+@pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])
+def test_dsg_early_stopping_is_sync_free(strict, loss):
+    """The held-out loss goes to the host by to_host_async (a deferred read per iteration)
+    and is read an iteration late: no blocking conversion, with weighted rows too."""
+    from algorithms import dsg
+
+    X, y = _blobs(200)
+    y3 = np.where(X[:, 0] > 1.0, 2, y) if loss == "logistic" else y  # softmax: three classes
+    weights = np.where(np.arange(y.size) % 3 == 0, 2.0, 1.0)
+    with transfer_guard() as log:
+        model = dsg.fit(X, y3, sample_weight=weights, loss=loss, n_iter=30, batch_size=32, block_size=16,
+                        early_stopping=True, n_iter_no_change=2, tol=0.5, random_state=0, backend=strict)
+    done = model.params["n_iter_done"]
+    assert log.blocked == [] and log.regions > 0
+    assert log.deferred == done  # one lagged scalar per iteration
+    assert done < 30  # tol=0.5: it stopped early
+
+
 def test_dsg_callback_may_sync(strict):
     from algorithms import dsg
 

@@ -1,0 +1,129 @@
+"""What an engine fit decides from its data before the loop: the "auto" settings,
+the sample weights, the held-out rows of early stopping.
+
+The rules are in one function, :func:`auto_settings`, so that they can be read,
+tested and changed in one place (DSG uses it; TSGS3VM / TSGSU can).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["AutoSettings", "auto_settings", "check_sample_weight", "validation_rows"]
+
+MAX_BATCH = 4096  # rows per iteration of a large data set
+PASSES = 10  # without early stopping: about this many passes over the data ...
+MIN_ITER, MAX_ITER = 10, 300  # ... clipped to this range; with early stopping: MAX_ITER
+EARLY_STOPPING_MIN_ROWS = 10_000  # as HistGradientBoosting's early_stopping="auto"
+MAX_VALIDATION_ROWS = 100_000  # held-out rows at most (their f is updated every iteration)
+
+
+@dataclass(frozen=True)
+class AutoSettings:
+    """The resolved iteration bound, batch size and early-stopping switch."""
+
+    n_iter: int
+    batch_size: int
+    early_stopping: bool
+
+
+def auto_settings(n_samples, *, n_iter="auto", batch_size="auto", early_stopping="auto"):
+    """The settings a fit on ``n_samples`` (weighted: positive-weight) rows runs with.
+
+    - ``batch_size="auto"``: ``min(4096, n_samples)``: small data is not drawn 4096
+      times per iteration (with replacement), large data gets the batch whose
+      preconditioned block step is accurate (4096 rows for 256 features).
+    - ``n_iter="auto"``: with early stopping, 300, an upper bound that the held-out
+      loss ends first on most data (300 blocks of 256 = 76,800 features; prediction
+      cost grows with the blocks); without, about 10 passes over the data,
+      ``ceil(10 n / batch)`` clipped to [10, 300]: small data gets few iterations
+      (each adds 256 features, and with the default tiny ``lam`` the number of
+      blocks is what regularises: measured on breast_cancer, 200 rows, 10
+      iterations beat 20 and 40; on higgs, 7,700 rows, the test accuracy peaks
+      near 16 iterations and falls after).
+    - ``early_stopping="auto"``: on when ``n_iter`` is "auto" and there are at least
+      10,000 rows (HistGradientBoosting's rule): then 10% held out still measures the
+      loss to about 1% and costs the fit little; below, the held-out rows would be
+      missed more than the extra iterations. An explicit ``n_iter`` asks for exactly
+      that many iterations, so "auto" leaves early stopping off.
+
+    Explicit integers (and True / False) are returned as given.
+
+    Returns
+    -------
+    AutoSettings
+    """
+    n = max(1, int(n_samples))
+    batch = min(MAX_BATCH, n) if batch_size == "auto" else int(batch_size)
+    if early_stopping == "auto":
+        early = n_iter == "auto" and n >= EARLY_STOPPING_MIN_ROWS
+    else:
+        early = bool(early_stopping)
+    if n_iter == "auto":
+        n_iter = MAX_ITER if early else min(MAX_ITER, max(MIN_ITER, math.ceil(PASSES * n / batch)))
+    return AutoSettings(n_iter=int(n_iter), batch_size=batch, early_stopping=early)
+
+
+def check_sample_weight(sample_weight, n_rows, name="sample_weight"):
+    """``sample_weight`` as a host float64 array of shape (n_rows,), or None.
+
+    A scalar is every row's weight; None, or weights all equal, give None (the
+    objective is the weighted *mean* loss, so a constant weight changes nothing and
+    the fit is the unweighted one, bit for bit).
+
+    Raises
+    ------
+    ValueError
+        Not 1-D, the wrong length, NaN / inf, a negative weight, or all zero.
+    TypeError
+        A non-numeric dtype.
+    """
+    if sample_weight is None:
+        return None
+    from kbackends import to_numpy
+
+    w = to_numpy(sample_weight) if hasattr(sample_weight, "__array_namespace__") else np.asarray(sample_weight)
+    if w.dtype.kind not in "fiub":
+        msg = f"`{name}` must be numeric, got dtype {w.dtype}"
+        raise TypeError(msg)
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(n_rows, float(w))
+    if w.ndim != 1 or w.shape[0] != n_rows:
+        msg = f"`{name}` must have shape ({n_rows},) (one weight per row of X), got {w.shape}"
+        raise ValueError(msg)
+    if not np.all(np.isfinite(w)):
+        msg = f"`{name}` contains NaN or infinite values"
+        raise ValueError(msg)
+    if np.any(w < 0):
+        msg = f"`{name}` must be non-negative, got {int(np.sum(w < 0))} negative weight(s) (min {w.min():g})"
+        raise ValueError(msg)
+    if not np.any(w > 0):
+        msg = f"`{name}` must have a positive weight, got all zero"
+        raise ValueError(msg)
+    if np.all(w == w[0]):
+        return None
+    return w
+
+
+def validation_rows(n_rows, fraction, seed, labels=None):
+    """Host indices ``(train, held_out)`` of early stopping's split.
+
+    ``fraction`` of the rows (at least one, at most ``MAX_VALIDATION_ROWS``, at
+    least one left to train on), stratified by ``labels`` when every class has two
+    rows or more (as scikit-learn's estimators split for early stopping).
+    """
+    from sklearn.model_selection import train_test_split
+
+    n_held = min(MAX_VALIDATION_ROWS, max(1, math.ceil(fraction * n_rows)), n_rows - 1)
+    stratify = None
+    if labels is not None:
+        _, counts = np.unique(labels, return_counts=True)
+        if counts.min() >= 2 and counts.size <= n_held:
+            stratify = labels
+    train, held = train_test_split(np.arange(n_rows), test_size=n_held, random_state=seed % 2**32,
+                                   stratify=stratify)
+    return np.sort(train), np.sort(held)
