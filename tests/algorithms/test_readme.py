@@ -52,7 +52,7 @@ def _subsampling(load):
 def test_python_blocks_are_parsed():
     blocks = python_blocks(README.read_text())
     assert len(blocks) == 7
-    assert [len(expected_prints(b)) for b in blocks] == [2, 1, 1, 2, 1, 0, 0]
+    assert [len(expected_prints(b)) for b in blocks] == [3, 1, 1, 2, 1, 0, 0]
 
 
 @pytest.mark.slow  # minutes on a loaded 2-core machine (240 s measured): over the 60 s of a unit test
