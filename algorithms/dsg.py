@@ -73,7 +73,7 @@ PARAMS = ParamTable(
     common("gamma"),
     Param("lam", 1e-6, real(0), "RKHS penalty (lam / 2) ||f||^2"),
     Param("n_iter", "auto", either(options("auto"), integer(1)),
-          "iterations (each adds or updates one block); auto: 300 with early stopping, else ~10 passes"),
+          "iterations (each adds or updates one block); auto: 200 with early stopping, else ~10 passes"),
     Param("batch_size", "auto", either(options("auto"), integer(1)), "rows drawn per iteration; auto: min(4096, n)"),
     Param("early_stopping", "auto", options("auto", True, False),
           "stop when the held-out loss stops improving; auto: with n_iter='auto' and >= 10,000 rows"),
@@ -132,9 +132,9 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
         RKHS penalty ``(lam / 2) ||f||^2``; old blocks shrink by ``1 - step_t * lam``.
     n_iter : int or "auto", default "auto"
         Iterations; each adds or updates one block (at most ``n_iter`` blocks).
-        "auto": 300 with early stopping (an upper bound the held-out loss usually
+        "auto": 200 with early stopping (an upper bound the held-out loss usually
         ends first), else about 10 passes over the rows, ``ceil(10 n / batch_size)``
-        clipped to [10, 300] (:func:`algorithms._fit_plan.auto_settings`). The iterations run are the
+        clipped to [10, 200] (:func:`algorithms._fit_plan.auto_settings`). The iterations run are the
         model's ``params["n_iter_done"]`` (the estimators' ``n_iter_``).
     batch_size : int or "auto", default "auto"
         Rows drawn (with replacement) per iteration; "auto": ``min(4096, n)``.

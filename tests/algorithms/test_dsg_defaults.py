@@ -18,8 +18,8 @@ SMALL = {"batch_size": 64, "block_size": 32, "random_state": 0}
     (1, 10, 1, False),            # tiny: one row per draw, the fewest iterations
     (100, 10, 100, False),        # small: a batch of n, 10 passes
     (9_999, 25, 4096, False),     # ceil(10 * 9999 / 4096) = 25, below HistGradientBoosting's threshold
-    (10**4, 300, 4096, True),     # early stopping: the upper bound
-    (10**7, 300, 4096, True),
+    (10**4, 200, 4096, True),     # early stopping: the upper bound
+    (10**7, 200, 4096, True),
 ])
 def test_auto_settings_rules(n, n_iter, batch, early):
     plan = auto_settings(n)
