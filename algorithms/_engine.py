@@ -42,6 +42,7 @@ from kbackends.losses import Loss
 from kbackends.random import omega_block
 
 from ._finite import check_finite_fit
+from ._progress import engine_bar
 from ._steps import _Averager, _cdsg_step, _check_step_ratio, step_size  # noqa: F401 (re-exported)
 from ._sparse import take_rows
 from ._validation import as_compute_dtype  # noqa: F401 (the fits call it as _engine.as_compute_dtype)
@@ -136,6 +137,9 @@ class EngineSettings:
     # ``derivatives(batches, xp)`` after the predictions, it sets every batch's
     # ``g`` (weighted loss derivatives) in place of ``loss.derivative * weight``.
     derivatives: Callable | None = None
+    # verbose >= 1: a progress bar on stderr (algorithms._progress; no host sync per iteration).
+    verbose: int = 0
+    label: str | None = None  # the bar's name (default: the variant)
 
 
 @dataclass
@@ -281,6 +285,8 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
         schedule = "inverse_scaling" if s.ridge is not None else "theta_over_t"
 
     t_done = 0
+    last = s.n_iter if stop is None else stop
+    bar = engine_bar(s.verbose, last, s.label or s.variant, initial=resume.t if resume is not None else 0)
     # CDSG: the previous iteration's mean derivative on its way to the host, the block it
     # moves and its factor in beta (see the rule below).
     pending = None
@@ -291,7 +297,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
     # No device -> host transfer inside an iteration (kbackends.sync_free): scalars stay
     # 0-d device arrays; only a user callback may read (it runs in a hole).
     with sync_free():
-        for t in range(t_done + 1, (s.n_iter if stop is None else stop) + 1):
+        for t in range(t_done + 1, last + 1):
             eta = step_size(schedule, s.step, s.lam, t)
             _check_step_ratio(eta, s.lam)
 
@@ -392,6 +398,8 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
                 scale = 1.0
 
             t_done = t
+            if bar is not None:  # host values only (the loss a round late): no sync
+                bar.step(t, n_blocks, lambda: _batch_loss(batches, xp))
             # The batch loss is computed only for a callback, and read on the host there: a
             # fit with a callback synchronises once per iteration (documented in the fits).
             if s.callback is not None:
@@ -401,12 +409,13 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
                         "n_blocks": n_blocks,
                         "step": eta,
                         "block": target,
-                        "batch_loss": float(
-                            sum(xp.mean(b.source.loss.value(b.f, b.y, xp)) * b.source.weight for b in batches)
-                        ),
+                        "batch_loss": float(_batch_loss(batches, xp)),
                     }
                     if s.callback(info):
                         break
+
+    if bar is not None:
+        bar.close()  # after the loop: reads the last loss
 
     coef_stored = stored[: n_blocks * F, :]
     state = EngineState(stored, n_blocks, scale, intercept, beta, averager, intercept_sum, rng, t_done)
@@ -416,6 +425,11 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
     else:
         coef = coef_stored * scale
     return EngineResult(coef=coef, intercept=intercept, n_blocks=n_blocks, n_iter_done=t_done, state=state)
+
+
+def _batch_loss(batches, xp):
+    """The weighted mean loss of this iteration's batches: a 0-d device array."""
+    return sum(xp.mean(b.source.loss.value(b.f, b.y, xp)) * b.source.weight for b in batches)
 
 
 def _grow(xp, a, new_rows: int, cap: int):

@@ -88,7 +88,7 @@ PARAMS = ParamTable(
 @PARAMS.entry
 def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_size, step, schedule,
         precondition, average, udsg_pattern, fit_intercept, cache_predictions, random_state, backend, dtype,
-        callback):
+        callback, verbose):
     """Fit a kernel machine by doubly stochastic gradients.
 
     Parameters
@@ -145,6 +145,10 @@ def fit(X, y, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, block_si
     callback : callable or None
         Called after every iteration with a dict (iteration, n_blocks, step,
         block, batch_loss); returning True stops the fit.
+    verbose : int, default 0
+        0: silent; 1: a progress bar on stderr over the iterations, with the batch
+        loss every 10 iterations (read a round late, so the bar adds no host
+        synchronisation per iteration on a GPU: :mod:`algorithms._progress`).
 
     Returns
     -------

@@ -63,7 +63,8 @@ PARAMS = ParamTable(
 @PARAMS.entry
 def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing, correction_margin, lam,
         kernel, gamma, n_iter, batch_size, block_size, step, schedule, precondition, average, feature_budget,
-        fit_intercept, positive_class, negative_class, random_state, backend, dtype, callback):
+        fit_intercept, positive_class, negative_class, random_state, backend, dtype, callback,
+        verbose):
     """Fit a kernel SU classifier by triply stochastic functional gradients.
 
     Parameters
@@ -149,6 +150,10 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
     callback : callable, optional
         Called after each iteration with a dict (iteration, n_blocks, step,
         block, batch_loss: the uncorrected batch risk); returning True stops.
+    verbose : int, default 0
+        0: silent; 1: a progress bar on stderr over the iterations, with the batch
+        loss every 10 iterations (the uncorrected batch risk) (read a round late, so the bar adds no host
+        synchronisation per iteration on a GPU: :mod:`algorithms._progress`).
 
     Returns
     -------
@@ -188,7 +193,7 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
     gamma = check_gamma(gamma, X_s, bk, seed)
     settings = engine_settings(
         locals(), gamma=gamma, seed=seed, max_blocks=max_blocks,
-        derivatives=risk.hook(correction_smoothing, correction_margin),
+        derivatives=risk.hook(correction_smoothing, correction_margin), label="tsgsu",
     )
     result = _engine.run(sources, bk, settings, X_s.dtype)
     params = {
