@@ -29,13 +29,12 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils.metaestimators import available_if
 
 from kbackends import resolve
 from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 
 from . import _engine, distributed
-from ._dask_arrays import is_dask_array, map_rows
+from ._calibration import with_probability
 from ._estimator import FunctionalClassifier, FunctionalEstimator
 from ._model import RFFModel
 from ._params import (
@@ -259,7 +258,9 @@ class DSGClassifier(_PartialFit, FunctionalClassifier):
     """Kernel classifier by doubly stochastic gradients (DSG / UDSG / CDSG).
 
     Parameters are those of :func:`algorithms.dsg.fit` (``loss`` defaults to
-    "hinge"; "logistic" gives ``predict_proba``). Accepts NumPy, CuPy or scipy.sparse ``X``;
+    "hinge"; "logistic" gives ``predict_proba``), and ``probability`` (bool, default
+    False): fit on 90% of the rows and Platt's sigmoid on the other 10%, for
+    ``predict_proba`` with any loss (:mod:`algorithms._calibration`). Accepts NumPy, CuPy or scipy.sparse ``X``;
     outputs follow the input's namespace.
 
     Attributes
@@ -278,25 +279,13 @@ class DSGClassifier(_PartialFit, FunctionalClassifier):
     True
     """
 
-    # A classifier's losses only: squared-loss predictions are values, not labels.
-    _params = PARAMS.replace(loss={"constraint": options(*CLASSIFICATION_LOSSES)})
+    # A classifier's losses only: squared-loss predictions are values, not labels; and
+    # `probability` (predict_proba for every loss: algorithms._calibration).
+    _params = with_probability(PARAMS.replace(loss={"constraint": options(*CLASSIFICATION_LOSSES)}))
     _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
-
-    @available_if(lambda self: self.loss == "logistic")
-    def predict_proba(self, X):
-        """Class probabilities (``loss="logistic"`` only)."""
-        if is_dask_array(X):
-            return map_rows(self.predict_proba, X)
-        f = self.decision_function(X)
-        xp = resolve("auto", f).xp
-        if f.ndim == 1:
-            p = 1.0 / (1.0 + xp.exp(-f))
-            return xp.stack((1.0 - p, p), axis=1)
-        e = xp.exp(f - xp.max(f, axis=1, keepdims=True))
-        return e / xp.sum(e, axis=1, keepdims=True)
 
 
 class DSGRegressor(_PartialFit, RegressorMixin, FunctionalEstimator):

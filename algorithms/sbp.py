@@ -57,6 +57,7 @@ from kbackends.ops import RESPONSE_KERNELS
 from ._estimator import FunctionalClassifier
 from ._finite import check_finite_fit
 from ._model import KernelExpansionModel
+from ._calibration import with_probability
 from ._prediction import kernel_expansion
 from ._progress import progress_bar
 from ._svm_nu import nu_from_svm  # noqa: F401 (public here: sbp.nu_from_svm)
@@ -422,7 +423,9 @@ def predict(model, X, *, backend="auto"):
 class SBPClassifier(FunctionalClassifier):
     """Kernel SVM by the Stochastic Batch Perceptron, as a scikit-learn estimator.
 
-    Parameters as in :func:`algorithms.sbp.fit`. Accepts NumPy or CuPy ``X``;
+    Parameters as in :func:`algorithms.sbp.fit`, and ``probability`` (bool, default
+    False): fit on 90% of the rows and Platt's sigmoid on the other 10%, for
+    ``predict_proba`` (:mod:`algorithms._calibration`). Accepts NumPy or CuPy ``X``;
     outputs follow the input's namespace.
 
     Attributes
@@ -441,7 +444,7 @@ class SBPClassifier(FunctionalClassifier):
     True
     """
 
-    _params = PARAMS
+    _params = with_probability(PARAMS)  # + `probability` (algorithms._calibration)
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
