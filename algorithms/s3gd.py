@@ -229,7 +229,8 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
             outer_done += n_outer
             bk.synchronize()
             if bar is not None:
-                bar.update(problem * n_outer_total + outer_done, epoch=round(outer_done * inner_iter * batch_size / n, 2))
+                epoch = round(outer_done * inner_iter * batch_size / n, 2)
+                bar.update(problem * n_outer_total + outer_done, epoch=epoch)
             clock.stop()
             stop = False
             if callback is not None and problem == 0:
