@@ -1,8 +1,8 @@
 """Pieces of ``python -m algorithms``: the hyper-parameter options of ``train`` (how
 each is written on the command line: its parser and metavar; what it means, its
 default and its allowed values come from the algorithm's parameter table,
-:mod:`algorithms._params`, declared once there; :func:`option_help` joins the two). The progress bar of ``train`` is the fits' own
-(``verbose=1``, :mod:`algorithms._progress`).
+:mod:`algorithms._params`, declared once there; :func:`option_help` joins the two).
+The progress bar of ``train`` is the fits' own (``verbose=1``, :mod:`algorithms._progress`).
 """
 
 from __future__ import annotations
