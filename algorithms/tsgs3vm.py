@@ -199,7 +199,10 @@ class TSGS3VMClassifier(FunctionalClassifier):
 
     ``fit(X, y)`` with unlabeled rows marked ``y == -1`` (scikit-learn's
     semi-supervised convention, as in ``SelfTrainingClassifier``); parameters
-    as in :func:`algorithms.tsgs3vm.fit`.
+    as in :func:`algorithms.tsgs3vm.fit`. No ``probability`` parameter (unlike
+    DSG and SBP): its labelled rows are the scarce part, and holding 10% of them
+    out for Platt's sigmoid leaves too few for the sigmoid and costs the fit the
+    labels it needs most; ``sklearn.calibration.CalibratedClassifierCV`` wraps it.
     """
 
     _params = PARAMS
