@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from algorithms import _datafile
-from algorithms._cli import OPTIONS, Progress, option_help, positive_int, seed_option
+from algorithms._cli import OPTIONS, option_help, positive_int, seed_option
 from algorithms._params import REQUIRED
 from algorithms._registry import ALGORITHMS, DATA_KINDS
 
@@ -220,10 +220,7 @@ def cmd_train(args):
                           n_features=args.n_features)
     _log(f"read {data.X.shape[0]} rows x {data.X.shape[1]} features from {args.data}")
     positional, labelled, classes = _training_data(row, data, args)
-    if not args.quiet and row.name != "s3gd":  # s3gd's callback computes a full gradient: not for a bar
-        n_iter = kwargs.get("n_iter", row.defaults().get("n_iter"))
-        kwargs["callback"] = Progress(n_iter if isinstance(n_iter, int) else  # dsg's "auto": no total known
-                                      (positional[0].shape[0] if row.name == "sbp" else None))
+    kwargs["verbose"] = 0 if args.quiet else 1  # the fits' own bar (algorithms._progress), on stderr
     start = time.perf_counter()
     try:
         model = row.fit(*positional, **kwargs)

@@ -1,61 +1,17 @@
-"""Pieces of ``python -m algorithms``: the progress line of long fits, and the
-hyper-parameter options of ``train`` (how each is written on the command line: its
-parser and metavar; what it means, its default and its allowed values come from the
-algorithm's parameter table, :mod:`algorithms._params`, declared once there;
-:func:`option_help` joins the two).
+"""Pieces of ``python -m algorithms``: the hyper-parameter options of ``train`` (how
+each is written on the command line: its parser and metavar; what it means, its
+default and its allowed values come from the algorithm's parameter table,
+:mod:`algorithms._params`, declared once there; :func:`option_help` joins the two).
+The progress bar of ``train`` is the fits' own (``verbose=1``, :mod:`algorithms._progress`).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 
 import numpy as np
 
 from algorithms._registry import ALGORITHMS
-
-
-class Progress:
-    """A one-line progress bar on stderr for fits longer than a second or two.
-
-    Works with any callback dict that has ``iteration`` (the RFF engine's and
-    SBP's); ``total`` None shows the count without a bar.
-    """
-
-    def __init__(self, total, stream=None, width=30):
-        self.total = total
-        self.stream = sys.stderr if stream is None else stream
-        self.width = width
-        self.start = time.perf_counter()
-        self.interactive = self.stream.isatty()
-        self.last_print = 0.0
-
-    def __call__(self, info):
-        now = time.perf_counter()
-        done = info.get("iteration", 0)
-        final = self.total is not None and done >= self.total
-        if now - self.last_print < (0.1 if self.interactive else 5.0) and not final:
-            return False
-        self.last_print = now
-        if self.total:
-            filled = int(self.width * min(done, self.total) / self.total)
-            line = f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total} it"
-        else:
-            line = f"{done} it"
-        if "n_blocks" in info:
-            line += f", {info['n_blocks']} blocks"
-        if "batch_loss" in info:
-            line += f", batch loss {info['batch_loss']:.4f}"
-        if "n_under" in info:
-            line += f", {info['n_under']} under the water"
-        line += f", {now - self.start:.1f} s"
-        self.stream.write(("\r" if self.interactive else "") + line + ("" if self.interactive else "\n"))
-        if self.interactive and final:
-            self.stream.write("\n")
-        self.stream.flush()
-        return False
-
 
 
 def positive_int(text):

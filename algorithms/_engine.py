@@ -45,6 +45,7 @@ from kbackends.losses import Loss
 from kbackends.random import omega_block
 
 from ._finite import check_finite_fit
+from ._progress import engine_bar
 from ._steps import (  # noqa: F401 (re-exported)
     EarlyStopping, _Averager, _block_step, _cdsg_step, _check_step_ratio, _device, _Monitor, step_size,
 )
@@ -167,6 +168,9 @@ class EngineSettings:
     # Stop when the loss on a held-out source stops improving (_steps.EarlyStopping);
     # its loss is read ``lag`` iterations late, so an iteration never waits for the host.
     early_stopping: EarlyStopping | None = None
+    # verbose >= 1: a progress bar on stderr (algorithms._progress; no host sync per iteration).
+    verbose: int = 0
+    label: str | None = None  # the bar's name (default: the variant)
 
 
 @dataclass
@@ -314,6 +318,8 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
         schedule = "inverse_scaling" if s.ridge is not None else "theta_over_t"
 
     t_done = 0
+    last = s.n_iter if stop is None else stop
+    bar = engine_bar(s.verbose, last, s.label or s.variant, initial=resume.t if resume is not None else 0)
     # CDSG: the previous iteration's mean derivative on its way to the host, the block it
     # moves and its factor in beta (see the rule below).
     pending = None
@@ -329,7 +335,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
     # No device -> host transfer inside an iteration (kbackends.sync_free): scalars stay
     # 0-d device arrays; only a user callback may read (it runs in a hole).
     with sync_free():
-        for t in range(t_done + 1, (s.n_iter if stop is None else stop) + 1):
+        for t in range(t_done + 1, last + 1):
             eta = step_size(schedule, s.step, s.lam, t)
             _check_step_ratio(eta, s.lam)
 
@@ -434,6 +440,8 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
                 scale = 1.0
 
             t_done = t
+            if bar is not None:  # host values only (the loss a round late): no sync
+                bar.step(t, n_blocks, lambda: _batch_loss(batches, xp))
             # The batch loss is computed only for a callback, and read on the host there: a
             # fit with a callback synchronises once per iteration (documented in the fits).
             if s.callback is not None:
@@ -443,14 +451,15 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
                         "n_blocks": n_blocks,
                         "step": eta,
                         "block": target,
-                        "batch_loss": float(
-                            sum(xp.mean(b.source.loss.value(b.f, b.y, xp)) * b.source.weight for b in batches)
-                        ),
+                        "batch_loss": float(_batch_loss(batches, xp)),
                     }
                     if s.callback(info):
                         break
             if monitor is not None and monitor.stop():
                 break
+
+    if bar is not None:
+        bar.close()  # after the loop: reads the last loss
 
     coef_stored = stored[: n_blocks * F, :]
     state = EngineState(stored, n_blocks, scale, intercept, beta, averager, intercept_sum, rng, t_done)
@@ -465,6 +474,11 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
         coef = coef_stored * best_scale
     return EngineResult(coef=coef, intercept=intercept, n_blocks=n_blocks, n_iter_done=t_done, state=state,
                         validation_loss=None if monitor is None else monitor.losses, best_iteration=best)
+
+
+def _batch_loss(batches, xp):
+    """The weighted mean loss of this iteration's batches: a 0-d device array."""
+    return sum(xp.mean(b.source.loss.value(b.f, b.y, xp)) * b.source.weight for b in batches)
 
 
 def _grow(xp, a, new_rows: int, cap: int):

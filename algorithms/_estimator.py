@@ -13,6 +13,8 @@ for the label conventions that differ:
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier
 from sklearn.utils.metaestimators import available_if
@@ -59,8 +61,13 @@ class FunctionalEstimator(BaseEstimator):
             raise ValueError(msg)
         # The estimator's own table (it may narrow the function's: a classifier's losses).
         type(self)._params.validate(self.get_params())
+        params = self._function_params()
+        calibrated = bool(getattr(self, "probability", False))
         if is_dask_array(X):  # data-parallel on the cluster (dsg, tsgs3vm, tsgsu): chunks stay lazy
-            self.model_ = type(self)._fit(X, y, **self.get_params())
+            if calibrated:
+                msg = "`probability=True` needs in-memory rows (NumPy, CuPy, sparse) to hold out; got a dask array"
+                raise ValueError(msg)
+            self.model_ = type(self)._fit(*self._fit_args(X, y), **params)
         else:
             with naming_arguments():
                 if is_classifier(self) and is_numpy_like(y) and np.asarray(y).dtype.kind == "O":
@@ -70,11 +77,23 @@ class FunctionalEstimator(BaseEstimator):
                     from sklearn.utils.multiclass import check_classification_targets
 
                     check_classification_targets(y)
-            self.model_ = type(self)._fit(*self._fit_args(X, y), **self.get_params())
+            if calibrated:  # Platt's sigmoid on held-out rows (algorithms._calibration)
+                from ._calibration import fit_calibrated
+
+                self.model_ = fit_calibrated(lambda X_fit, y_fit, **kw: type(self)._fit(
+                    *self._fit_args(X_fit, y_fit), **kw), X, y, params)
+            else:
+                self.model_ = type(self)._fit(*self._fit_args(X, y), **params)
         self.n_features_in_ = self.model_.n_features_in
         if is_classifier(self):
             self.classes_ = np.asarray(self.model_.classes)
         return self
+
+    def _function_params(self):
+        """The parameters the module's ``fit`` takes (an estimator may have more of its own,
+        such as ``probability``)."""
+        taken = inspect.signature(type(self)._fit).parameters
+        return {k: v for k, v in self.get_params().items() if k in taken}
 
     def _validated(self, X):
         check_is_fitted(self, "model_")
@@ -97,15 +116,19 @@ class FunctionalClassifier(ClassifierMixin, FunctionalEstimator):
         X = self._validated(X)
         return type(self)._decision_function(self.model_, X)
 
-    def _logistic(self):
-        """predict_proba exists for the logistic loss (log-odds decision values) only."""
+    def _has_proba(self):
+        """predict_proba exists for the logistic loss (log-odds decision values) and for
+        ``probability=True`` (Platt's sigmoid fitted on held-out rows)."""
         fitted = getattr(self, "model_", None)
-        return fitted.has_proba if fitted is not None else getattr(self, "loss", None) == "logistic"
+        if fitted is not None:
+            return fitted.has_proba
+        return getattr(self, "loss", None) == "logistic" or bool(getattr(self, "probability", False))
 
-    @available_if(_logistic)
+    @available_if(_has_proba)
     def predict_proba(self, X):
-        """Class probabilities, (n_samples, n_classes) in ``classes_`` order (loss="logistic"
-        only; see :meth:`algorithms._prediction.Predictor.predict_proba`; for hinge-type
-        losses use :class:`sklearn.calibration.CalibratedClassifierCV`). CuPy in, CuPy out."""
+        """Class probabilities, (n_samples, n_classes) in ``classes_`` order: the logistic
+        loss's log-odds, or with ``probability=True`` Platt's calibrated sigmoid (see
+        :meth:`algorithms._prediction.Predictor.predict_proba` and
+        :mod:`algorithms._calibration`). CuPy in, CuPy out; a dask array in, a lazy one out."""
         X = self._validated(X)
         return self.model_.predict_proba(X)

@@ -407,6 +407,8 @@ def _common():
         Param("dtype", None, DTYPE, "compute dtype; default keeps float32 / float64 inputs"),
         Param("callback", None, callable_or_none(),
               "called after every iteration with a dict; returning True stops", estimator=False),
+        Param("verbose", 0, integer(0),
+              "0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host)"),
     )
     return {p.name: p for p in params}
 
@@ -420,12 +422,13 @@ def common(name, **changes):
 
 
 def common_tail():
-    """``random_state``, ``backend``, ``dtype``, ``callback``: every table ends with them."""
-    return tuple(common(name) for name in ("random_state", "backend", "dtype", "callback"))
+    """``random_state``, ``backend``, ``dtype``, ``callback``, ``verbose``: every table ends with them."""
+    return tuple(common(name) for name in ("random_state", "backend", "dtype", "callback", "verbose"))
 
 
 # Engine settings that an algorithm's table holds under the same name (precondition: ridge).
-_ENGINE_FIELDS = ("n_iter", "block_size", "kernel", "lam", "step", "schedule", "average", "fit_intercept", "callback")
+_ENGINE_FIELDS = ("n_iter", "block_size", "kernel", "lam", "step", "schedule", "average", "fit_intercept", "callback",
+                  "verbose")
 
 
 def engine_settings(values, *, gamma, seed, **fields):

@@ -68,20 +68,23 @@ class Predictor:
     @property
     def has_proba(self):
         """Whether :meth:`predict_proba` is defined: a classifier fitted with the logistic
-        loss, whose decision values are log-odds (softmax logits for "softmax")."""
+        loss, whose decision values are log-odds (softmax logits for "softmax"), or one
+        calibrated on held-out rows (``params["calibration"]``, :mod:`algorithms._calibration`)."""
         params = getattr(self, "params", None) or {}
-        return self.task in ("binary", "ovr", "softmax") and params.get("loss") == "logistic"
+        return self.task in ("binary", "ovr", "softmax") and (
+            params.get("loss") == "logistic" or "calibration" in params)
 
     def predict_proba(self, X, *, backend="auto"):
         """Class probabilities of ``X``, on ``X``'s backend, columns in ``classes`` order.
 
-        Defined for the logistic loss only (:attr:`has_proba`), where the decision
+        Defined for the logistic loss (:attr:`has_proba`), where the decision
         value is the log-odds: two classes ``[1 - s(f), s(f)]`` with ``s`` the
         sigmoid; one-vs-rest rows of ``s(f_k)`` normalised to sum to one (as
         scikit-learn's one-vs-rest ``LogisticRegression``); softmax over the
-        multinomial logits. Hinge-type losses have no probabilistic reading: wrap
-        the estimator in :class:`sklearn.calibration.CalibratedClassifierCV` (Platt
-        scaling, ``method="sigmoid"``, on held-out folds).
+        multinomial logits. A calibrated model (``params["calibration"]``: the
+        estimators' ``probability=True``, or :func:`algorithms._calibration.calibrate`)
+        uses its Platt sigmoids instead, whatever the loss. Hinge-type losses have
+        no probabilistic reading without one.
 
         Returns
         -------
@@ -95,12 +98,20 @@ class Predictor:
         if not self.has_proba:
             loss = (getattr(self, "params", None) or {}).get("loss")
             msg = (f"predict_proba needs a classifier fitted with loss='logistic', this {self.task} model has "
-                   f"loss={loss!r}; calibrate it with sklearn.calibration.CalibratedClassifierCV")
+                   f"loss={loss!r}; fit the estimator with probability=True, or calibrate it with "
+                   "sklearn.calibration.CalibratedClassifierCV")
             raise ValueError(msg)
-        bk = resolve(backend, X)
+        if is_dask_array(X):
+            return map_rows(type(self).predict_proba, X, self)
+        bk = resolve(backend, for_resolve(X))
         xp = bk.xp
         f = self.decision_function(X, backend=bk)
         check_finite_decision(f, xp)
+        calibration = self.params.get("calibration")
+        if calibration is not None:
+            from ._calibration import calibrated_proba
+
+            return calibrated_proba(f, calibration, xp)
         if self.task == "softmax":
             e = xp.exp(f - xp.max(f, axis=1, keepdims=True))
             return e / xp.sum(e, axis=1, keepdims=True)

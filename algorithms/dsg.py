@@ -29,13 +29,12 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils.metaestimators import available_if
 
 from kbackends import resolve, to_numpy
 from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 
 from . import _engine, distributed
-from ._dask_arrays import is_dask_array, map_rows
+from ._calibration import with_probability
 from ._estimator import FunctionalClassifier, FunctionalEstimator
 from ._model import RFFModel
 from ._params import (
@@ -99,7 +98,7 @@ PARAMS = ParamTable(
 @PARAMS.entry
 def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, early_stopping,
         validation_fraction, n_iter_no_change, tol, block_size, step, schedule, precondition, average,
-        udsg_pattern, fit_intercept, cache_predictions, random_state, backend, dtype, callback):
+        udsg_pattern, fit_intercept, cache_predictions, random_state, backend, dtype, callback, verbose):
     """Fit a kernel machine by doubly stochastic gradients.
 
     Parameters
@@ -187,6 +186,10 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
         Called after every iteration with a dict (iteration, n_blocks, step,
         block, batch_loss); returning True stops the fit. With a callback the fit
         reads the batch loss on the host every iteration (a synchronisation on cuda).
+    verbose : int, default 0
+        0: silent; 1: a progress bar on stderr over the iterations, with the batch
+        loss every 10 iterations (read a round late, so the bar adds no host
+        synchronisation per iteration on a GPU: :mod:`algorithms._progress`).
 
     Returns
     -------
@@ -354,7 +357,9 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     """Kernel classifier by doubly stochastic gradients (DSG / UDSG / CDSG).
 
     Parameters are those of :func:`algorithms.dsg.fit` (``loss`` defaults to
-    "hinge"; "logistic" gives ``predict_proba``). Accepts NumPy, CuPy or scipy.sparse ``X``;
+    "hinge"; "logistic" gives ``predict_proba``), and ``probability`` (bool, default
+    False): fit on 90% of the rows and Platt's sigmoid on the other 10%, for
+    ``predict_proba`` with any loss (:mod:`algorithms._calibration`). Accepts NumPy, CuPy or scipy.sparse ``X``;
     outputs follow the input's namespace.
 
     Attributes
@@ -375,25 +380,13 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     True
     """
 
-    # A classifier's losses only: squared-loss predictions are values, not labels.
-    _params = PARAMS.replace(loss={"constraint": options(*CLASSIFICATION_LOSSES)})
+    # A classifier's losses only: squared-loss predictions are values, not labels; and
+    # `probability` (predict_proba for every loss: algorithms._calibration).
+    _params = with_probability(PARAMS.replace(loss={"constraint": options(*CLASSIFICATION_LOSSES)}))
     _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
-
-    @available_if(lambda self: self.loss == "logistic")
-    def predict_proba(self, X):
-        """Class probabilities (``loss="logistic"`` only)."""
-        if is_dask_array(X):
-            return map_rows(self.predict_proba, X)
-        f = self.decision_function(X)
-        xp = resolve("auto", f).xp
-        if f.ndim == 1:
-            p = 1.0 / (1.0 + xp.exp(-f))
-            return xp.stack((1.0 - p, p), axis=1)
-        e = xp.exp(f - xp.max(f, axis=1, keepdims=True))
-        return e / xp.sum(e, axis=1, keepdims=True)
 
 
 class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):

@@ -45,6 +45,7 @@ from ._estimator import FunctionalClassifier
 from ._finite import check_finite_fit
 from ._model import LinearModel
 from ._params import Param, ParamTable, common_tail, either, instance, integer, none, options, real
+from ._progress import progress_bar
 from ._validation import (
     check_n_features,
     check_nonneg_float,
@@ -86,7 +87,7 @@ PARAMS = ParamTable(
 @PARAMS.entry
 def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner_iter, batch_size, max_epochs,
         max_time, class_weight, method, beta, kmeans_iter, kmeans_sample, checkpoint, random_state, backend,
-        dtype, callback):
+        dtype, callback, verbose):
     """Fit a linear classifier by S3GD (or prox-SVRG / prox-SGD on the same code path).
 
     Parameters
@@ -145,6 +146,10 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
         at the same point: the paper's Fig. 6), ``setup_time`` (seconds of ``time``
         spent before the first step: the constant column, and for S3GD the anchors,
         the graph and the products of Eq. (22)). Returning True stops the fit.
+    verbose : int, default 0
+        0: silent; 1: a progress bar on stderr over the outer iterations (all
+        one-vs-rest problems), moved at each checkpoint, where the loop
+        synchronises anyway; no loss is computed for it (:mod:`algorithms._progress`).
 
     Returns
     -------
@@ -187,6 +192,7 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
     sampler = _Sampler(rng, sw_host)
     sw = xp.asarray(bk.asarray(sw_host), dtype=X.dtype)
     setup_time = 0.0
+    bar = progress_bar(verbose, n_outer_total * len(problems), method, unit="outer it")
     for problem, positive in enumerate(problems):
         cls = bk.asarray((y_host == positive).astype(np.int64))
         if graph is not None:
@@ -222,6 +228,9 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
                 )
             outer_done += n_outer
             bk.synchronize()
+            if bar is not None:
+                epoch = round(outer_done * inner_iter * batch_size / n, 2)
+                bar.update(problem * n_outer_total + outer_done, epoch=epoch)
             clock.stop()
             stop = False
             if callback is not None and problem == 0:
@@ -241,6 +250,8 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
             if stop:
                 break
         coefs.append(w)
+    if bar is not None:
+        bar.close()
     clock.stop()
     W = xp.stack(coefs, axis=0)
     check_finite_fit({"coefficients": W}, X, xp, algorithm=f"S3GD ({method})", hint="lower `step`")

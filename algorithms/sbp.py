@@ -57,7 +57,9 @@ from kbackends.ops import RESPONSE_KERNELS
 from ._estimator import FunctionalClassifier
 from ._finite import check_finite_fit
 from ._model import KernelExpansionModel
+from ._calibration import with_probability
 from ._prediction import kernel_expansion
+from ._progress import progress_bar
 from ._svm_nu import nu_from_svm  # noqa: F401 (public here: sbp.nu_from_svm)
 from ._threads import single_threaded_blas
 from ._params import (
@@ -91,7 +93,7 @@ PARAMS = ParamTable(
 
 
 @PARAMS.entry
-def fit(X, y, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, backend, dtype, callback):
+def fit(X, y, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, backend, dtype, callback, verbose):
     """Fit a kernel SVM by the Stochastic Batch Perceptron.
 
     Parameters
@@ -121,6 +123,9 @@ def fit(X, y, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, back
     callback : callable, optional
         Called after each iteration with a dict (iteration, gamma, norm, n_under,
         elapsed_s); returning True stops the run.
+    verbose : int, default 0
+        0: silent; 1: a progress bar on stderr over the iterations (host values
+        only: no synchronisation per iteration on a GPU; :mod:`algorithms._progress`).
 
     Returns
     -------
@@ -157,7 +162,8 @@ def fit(X, y, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, back
     small = n * targets.shape[0] * batch_size * X.shape[1] < (1 << 24)
     with single_threaded_blas(bk, when=small):
         result = _run(X, targets, bk, nu=nu, kernel=kernel, gamma=gamma, bias=bool(bias), n_iter=n_iter,
-                      batch_size=batch_size, seed=seed, callback=callback)
+                      batch_size=batch_size, seed=seed, callback=callback,
+                      verbose=verbose)
 
     alpha_bar, levels, biases = result["alpha_bar"], result["levels"], result["biases"]
     n_out = targets.shape[0]
@@ -218,7 +224,7 @@ def _as_f64(xp, v):
     return xp.asarray(v, dtype=xp.float64) if isinstance(v, (float, np.floating)) else xp.astype(v, xp.float64)
 
 
-def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, callback):
+def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, callback, verbose=0):
     """Algorithm 1 for ``K = targets.shape[0]`` one-vs-rest problems sharing X.
 
     The loop keeps everything on the backend, in ``kbackends.sync_free``: the
@@ -267,6 +273,7 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
     respond = get_kernel("kernel_response_update", bk)
     start = time.perf_counter()
     t_done = 0
+    bar = progress_bar(verbose, n_iter, "sbp")
     with sync_free():
         for t in range(1, n_iter + 1):
             eta = eta0 / math.sqrt(t)
@@ -329,6 +336,8 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
                 C = xp.where(renormalise, C * xp.astype(s, X.dtype)[:, None], C)
                 s = xp.where(renormalise, xp.ones_like(s), s)
             t_done = t
+            if bar is not None:  # the count only: every figure of the loop is on the device
+                bar.update(t)
             if callback is not None:  # the callback's figures are read on the host: it syncs
                 with sync_free(False):
                     info = {"iteration": t, "gamma": to_numpy(levels * s).tolist(),
@@ -337,6 +346,8 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
                     if callback(info):
                         break
 
+    if bar is not None:
+        bar.close()
     alpha_bar = _replay(to_numpy(idx_log)[:t_done], to_numpy(s_log)[:t_done], n, eta0, batch_size)
     levels = np.empty(n_out)
     biases = np.zeros(n_out)
@@ -412,7 +423,9 @@ def predict(model, X, *, backend="auto"):
 class SBPClassifier(FunctionalClassifier):
     """Kernel SVM by the Stochastic Batch Perceptron, as a scikit-learn estimator.
 
-    Parameters as in :func:`algorithms.sbp.fit`. Accepts NumPy or CuPy ``X``;
+    Parameters as in :func:`algorithms.sbp.fit`, and ``probability`` (bool, default
+    False): fit on 90% of the rows and Platt's sigmoid on the other 10%, for
+    ``predict_proba`` (:mod:`algorithms._calibration`). Accepts NumPy or CuPy ``X``;
     outputs follow the input's namespace.
 
     Attributes
@@ -431,7 +444,7 @@ class SBPClassifier(FunctionalClassifier):
     True
     """
 
-    _params = PARAMS
+    _params = with_probability(PARAMS)  # + `probability` (algorithms._calibration)
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)

@@ -73,7 +73,8 @@ PARAMS = ParamTable(
 
 @PARAMS.entry
 def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_iter, batch_size, block_size,
-        step, precondition, balance, feature_budget, unlabeled_label, random_state, backend, dtype, callback):
+        step, precondition, balance, feature_budget, unlabeled_label, random_state, backend, dtype, callback,
+        verbose):
     """Fit a semi-supervised SVM by triply stochastic gradients.
 
     Parameters
@@ -97,7 +98,7 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
     unlabeled_loss : {"shg", "sshg", "ramp", "da"}, default "shg"
         Table 2: max(0, 1 - |f|), its square / 2, the ramp H_1 - H_s (s = -0.3),
         exp(-5 f^2).
-    kernel, gamma, block_size, step, precondition, random_state, backend, dtype, callback
+    kernel, gamma, block_size, step, precondition, random_state, backend, dtype, callback, verbose
         As in :func:`algorithms.dsg.fit`.
     n_iter : int, optional
         Iterations; default one pass over the unlabeled data (n_unlabeled / batch_size).
@@ -179,6 +180,7 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
     settings = engine_settings(
         locals(), gamma=gamma, seed=seed, n_iter=n_iter, lam=1.0 / C, n_outputs=targets.shape[1],
         balance=(1, balance_target) if balance and use_unlabeled else None, max_blocks=max_blocks,
+        label="tsgs3vm",
     )
     result = _engine.run(sources, bk, settings, X.dtype)
     params = {
@@ -197,7 +199,10 @@ class TSGS3VMClassifier(FunctionalClassifier):
 
     ``fit(X, y)`` with unlabeled rows marked ``y == -1`` (scikit-learn's
     semi-supervised convention, as in ``SelfTrainingClassifier``); parameters
-    as in :func:`algorithms.tsgs3vm.fit`.
+    as in :func:`algorithms.tsgs3vm.fit`. No ``probability`` parameter (unlike
+    DSG and SBP): its labelled rows are the scarce part, and holding 10% of them
+    out for Platt's sigmoid leaves too few for the sigmoid and costs the fit the
+    labels it needs most; ``sklearn.calibration.CalibratedClassifierCV`` wraps it.
     """
 
     _params = PARAMS

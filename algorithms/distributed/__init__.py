@@ -42,7 +42,7 @@ Options that no ``fit`` signature has are read from dask's configuration::
 
 ``kbackends.sync_every`` (default 8), ``kbackends.mode`` ("auto": stream when the
 data exceed half the workers' memory limit; "memory"; "stream"),
-``kbackends.verbose`` (progress bar), ``kbackends.lost_worker_timeout`` (s,
+``kbackends.verbose`` (progress bar; or ``verbose=1`` on the fit), ``kbackends.lost_worker_timeout`` (s,
 default 30), ``kbackends.max_recoveries`` (default 3).
 """
 

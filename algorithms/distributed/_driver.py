@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 import time
 import uuid
 
@@ -12,6 +11,7 @@ import numpy as np
 
 
 from .. import _engine
+from .._progress import progress_bar
 from ._common import WorkerLostError, _config
 from ._worker import _Spec, _drop_local, _init_local, _local_round
 
@@ -110,39 +110,6 @@ def _workers(client):
     return sorted(client.scheduler_info(n_workers=-1)["workers"])
 
 
-class _Progress:
-    def __init__(self, total, label, verbose):
-        self.bar = None
-        self.verbose = verbose
-        self.label = label
-        self.done = 0
-        if not verbose:
-            return
-        try:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc=label, unit="it")
-        except ImportError:
-            self.bar = None
-        self.total = total
-
-    def update(self, t, info):
-        if not self.verbose:
-            return
-        if self.bar is not None:
-            self.bar.update(t - self.done)
-            if info and "batch_loss" in info:
-                self.bar.set_postfix(loss=f"{info['batch_loss']:.4g}", blocks=info.get("n_blocks"))
-        else:
-            loss = f" batch loss {info['batch_loss']:.4g}" if info else ""
-            print(f"{self.label}: iteration {t}/{self.total}{loss}", file=sys.stderr, flush=True)
-        self.done = t
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
-
-
 class _ClusterRun:
     """Runs one engine problem on the cluster (the ``runner`` of ``_engine.run_with``)."""
 
@@ -161,6 +128,8 @@ class _ClusterRun:
         if self.settings_fix is not None:
             settings = self.settings_fix(settings)
         callback = settings.callback
+        # The bar is the driver's, per round (the workers' engines run silent).
+        verbose = settings.verbose or int(bool(_config("verbose", False)))
         sync_every = _config("sync_every", 8)
         if isinstance(sync_every, bool) or not isinstance(sync_every, int) or sync_every < 1:
             msg = f"`kbackends.sync_every` must be an integer >= 1, got {sync_every!r}"
@@ -169,7 +138,7 @@ class _ClusterRun:
         workers = self._wait_for_workers(client, float(_config("lost_worker_timeout", 30)), [])
         plan = self._plan(len(workers), settings.n_iter, sync_every)
         # Streaming runs at least one iteration on every chunk.
-        settings = dataclasses.replace(settings, n_iter=plan[-1][0], callback=None)
+        settings = dataclasses.replace(settings, n_iter=plan[-1][0], callback=None, verbose=0)
         max_blocks = settings.n_iter if settings.max_blocks is None else min(settings.n_iter, settings.max_blocks)
         spec = _Spec(
             templates=[(s.loss, s.weight, s.batch_size, s.curvature) for s in sources],
@@ -177,7 +146,7 @@ class _ClusterRun:
             context={**self.context, "backend": bk.name}, capacity_blocks=max_blocks,
         )
         synced = _Synced(spec)
-        self._train(client, spec, synced, callback, workers, plan)
+        self._train(client, spec, synced, callback, workers, plan, verbose)
         coef, intercept, nb = synced.result()
         return _engine.EngineResult(coef=bk.asarray(coef), intercept=bk.asarray(intercept), n_blocks=nb,
                                     n_iter_done=synced.t)
@@ -205,14 +174,13 @@ class _ClusterRun:
         nbytes = sum(a.nbytes for rows in self.rowsets for a in rows)
         return memory > 0 and nbytes > memory / 2
 
-    def _train(self, client, spec, synced, callback, workers, plan):
+    def _train(self, client, spec, synced, callback, workers, plan, verbose):
         settings = spec.settings
-        verbose = _config("verbose", False)
         timeout = float(_config("lost_worker_timeout", 30))
         max_recoveries = int(_config("max_recoveries", 3))
         stream = self.stream
         token = f"{self.label}-{uuid.uuid4().hex[:12]}"
-        progress = _Progress(settings.n_iter, f"{self.label} on {len(workers)} workers", verbose)
+        progress = progress_bar(verbose, settings.n_iter, f"{self.label} on {len(workers)} workers")
         update = None
         r = 0
         epoch = 0
@@ -253,11 +221,13 @@ class _ClusterRun:
                 if infos:
                     info = {**infos[0], "iteration": synced.t, "n_blocks": synced.n_blocks,
                             "batch_loss": float(np.mean([i["batch_loss"] for i in infos]))}
-                progress.update(synced.t, info)
+                if progress is not None:  # per round, the round's mean batch loss (on the host)
+                    progress.update(synced.t, rounds=r, loss=None if info is None else info["batch_loss"])
                 if callback is not None and info is not None and callback(info):
                     break
         finally:
-            progress.close()
+            if progress is not None:
+                progress.close()
             self._drop(client, token, workers)
 
     @staticmethod

@@ -40,7 +40,7 @@ def partial_fit(estimator, X, y, classes=None):
     if y_host.shape[0] != X.shape[0]:
         msg = f"`y` has {y_host.shape[0]} rows but `X` has {X.shape[0]}"
         raise ValueError(msg)
-    params = estimator.get_params()
+    params = estimator._function_params()  # not `probability` (partial_fit does not calibrate)
     loss = params["loss"]
     partial = getattr(estimator, "_partial_", None)
     # A fit() since the last partial_fit replaced the model: start over, as scikit-learn does.

@@ -20,7 +20,10 @@ class TSGSUClassifier(FunctionalClassifier):
     for the class of prior ``prior`` and ``negative_class`` (default -1) for the
     other; with ``prior=None`` the prior is estimated and ``positive_class`` is the
     **larger** class. ``classes_`` is the two labels, sorted. Parameters as in
-    :func:`algorithms.tsgsu.fit`.
+    :func:`algorithms.tsgsu.fit`. ``X`` may be scipy.sparse (cpu backend; kept
+    sparse) or a dask array (trained on the current ``distributed.Client``'s
+    workers, :mod:`algorithms.distributed`; ``y`` = s is read into memory to
+    split the rows).
 
     Examples
     --------
@@ -37,6 +40,7 @@ class TSGSUClassifier(FunctionalClassifier):
     """
 
     _params = PARAMS
+    _accept_sparse = True  # scipy.sparse X on cpu: CSR row subsets, prior estimation included
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)

@@ -25,6 +25,7 @@ from .._params import (
     options,
     real,
 )
+from .._sparse import for_resolve, stack_rows
 from .._validation import check_gamma, check_prior, seed_from
 from ._inputs import check_su_inputs
 from ._prior import estimate_prior
@@ -63,16 +64,19 @@ PARAMS = ParamTable(
 @PARAMS.entry
 def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing, correction_margin, lam,
         kernel, gamma, n_iter, batch_size, block_size, step, schedule, precondition, average, feature_budget,
-        fit_intercept, positive_class, negative_class, random_state, backend, dtype, callback):
+        fit_intercept, positive_class, negative_class, random_state, backend, dtype, callback,
+        verbose):
     """Fit a kernel SU classifier by triply stochastic functional gradients.
 
     Parameters
     ----------
     X_similar : array of shape (n_pairs, 2, n_features) or (2 * n_pairs, n_features)
         Similar pairs (both points share an unknown class), or their points
-        after marginalisation (Eq. (7): each a draw from ``p~_S``).
+        after marginalisation (Eq. (7): each a draw from ``p~_S``). A
+        scipy.sparse matrix (points; cpu backend) stays sparse throughout,
+        prior estimation included.
     X_unlabeled : array of shape (n_unlabeled, n_features)
-        Unlabeled points, drawn from the marginal ``p(x)``.
+        Unlabeled points, drawn from the marginal ``p(x)``; dense or scipy.sparse.
     prior : float in (0, 1), not 1/2, optional
         The class prior ``pi_+ = p(y = +1)``. None estimates it with
         :func:`estimate_prior` (which assumes ``pi_+ > 1/2``, as the paper does:
@@ -149,6 +153,10 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
     callback : callable, optional
         Called after each iteration with a dict (iteration, n_blocks, step,
         block, batch_loss: the uncorrected batch risk); returning True stops.
+    verbose : int, default 0
+        0: silent; 1: a progress bar on stderr over the iterations, with the batch
+        loss every 10 iterations (the uncorrected batch risk) (read a round late, so the bar adds no host
+        synchronisation per iteration on a GPU: :mod:`algorithms._progress`).
 
     Returns
     -------
@@ -168,7 +176,7 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
         raise ValueError(msg)
     if distributed.is_dask_array(X_similar):  # data-parallel on the current dask.distributed Client
         return distributed.fit(fit, "tsgsu", **locals())
-    bk = resolve(backend, X_similar, X_unlabeled)
+    bk = resolve(backend, for_resolve(X_similar), for_resolve(X_unlabeled))
     xp = bk.xp
     X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype, engine=True)
     max_blocks = None if feature_budget is None else math.ceil(feature_budget / block_size)
@@ -184,11 +192,11 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
         _engine.Source(X=X_u, y=None, loss=l_u, weight=1.0, batch_size=batch_size, curvature=0.5),
     ]
     if gamma == "median":  # the heuristic samples the pooled points (a float needs no copy)
-        gamma = check_gamma(gamma, xp.concat((X_s, X_u), axis=0), bk, seed)
+        gamma = check_gamma(gamma, stack_rows((X_s, X_u), xp), bk, seed)
     gamma = check_gamma(gamma, X_s, bk, seed)
     settings = engine_settings(
         locals(), gamma=gamma, seed=seed, max_blocks=max_blocks,
-        derivatives=risk.hook(correction_smoothing, correction_margin),
+        derivatives=risk.hook(correction_smoothing, correction_margin), label="tsgsu",
     )
     result = _engine.run(sources, bk, settings, X_s.dtype)
     params = {

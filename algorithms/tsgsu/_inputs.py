@@ -6,6 +6,8 @@ import numpy as np
 
 from kbackends import to_numpy
 
+from .._dask_arrays import is_dask_array
+from .._sparse import is_sparse
 from .._validation import check_X, is_numpy_like
 
 # --- input handling -----------------------------------------------------------------------
@@ -16,6 +18,8 @@ def _pointwise(X_similar, name="X_similar"):
     if X_similar is None:
         msg = f"`{name}` is required, got None"
         raise ValueError(msg)
+    if is_sparse(X_similar):  # scipy.sparse is 2-D: points already
+        return X_similar
     if not hasattr(X_similar, "__array_namespace__") and not isinstance(X_similar, np.ndarray):
         X_similar = np.asarray(X_similar)
     ndim = X_similar.ndim
@@ -60,7 +64,10 @@ def _fold_rows(folds_s, folds_u, pairs):
 
 def _rows_by_indicator(X, s):
     """(similar rows, unlabeled rows) of X by the SU indicator s (NumPy or any array):
-    of its two values the larger marks the similar points (1 / 0, True / False, 1 / -1)."""
+    of its two values the larger marks the similar points (1 / 0, True / False, 1 / -1).
+    A scipy.sparse X gives CSR row subsets, a dask X lazy dask row subsets (s is read)."""
+    if is_dask_array(s):
+        s = s.compute()
     s = to_numpy(s) if not is_numpy_like(s) else np.asarray(s)
     if s.ndim != 1:
         msg = f"`y` (s) must be 1-D (1: similar, 0: unlabeled), got shape {s.shape}"
@@ -71,6 +78,14 @@ def _rows_by_indicator(X, s):
         msg = f"`y` (s) has {what}; two values are needed: similar (1) and unlabeled (0) points"
         raise ValueError(msg)
     rows_s, rows_u = np.flatnonzero(s == values[1]), np.flatnonzero(s == values[0])
+    if is_sparse(X):
+        X = X.tocsr()
+        return X[rows_s], X[rows_u]
+    if is_dask_array(X):
+        if X.shape[0] != s.shape[0]:
+            msg = f"`y` (s) has {s.shape[0]} entries but `X` has {X.shape[0]} rows"
+            raise ValueError(msg)
+        return X[rows_s], X[rows_u]
     if is_numpy_like(X):
         X = np.asarray(X)
         return X[rows_s], X[rows_u]
@@ -83,18 +98,19 @@ def check_su_inputs(X_similar, X_unlabeled, bk, dtype, *, engine=False):
     """The similar points (pairs flattened, :func:`_pointwise`) and the unlabeled points
     as finite 2-D arrays of ``bk`` in one float dtype, with the same number of features
     (``engine``: the engine's compute dtype, :func:`algorithms._engine.as_compute_dtype`).
+    scipy.sparse inputs (cpu backend) come back as canonical CSR, never densified.
 
     Returns
     -------
     X_s : array of shape (n_similar_points, n_features)
     X_u : array of shape (n_unlabeled, n_features)
     """
-    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar")
+    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar", accept_sparse=True)
     if engine:
         from .._engine import as_compute_dtype
 
         X_s = as_compute_dtype(X_s, bk, dtype)
-    X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled")
+    X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled", accept_sparse=True)
     if X_u.shape[1] != X_s.shape[1]:
         msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"
         raise ValueError(msg)

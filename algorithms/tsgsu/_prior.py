@@ -8,6 +8,7 @@ import numpy as np
 
 from kbackends import to_numpy
 
+from .._sparse import is_sparse
 from .._validation import check_nonneg_float, check_positive_int, seed_from
 from ._inputs import _pointwise, _split_folds
 from ._susl import su_sl_fit
@@ -75,6 +76,8 @@ def estimate_prior(X_similar, X_unlabeled, *, n_components=300, lam=1e-3, confid
     ----------
     X_similar : array of shape (n_pairs, 2, n_features) or (2 * n_pairs, n_features)
     X_unlabeled : array of shape (n_unlabeled, n_features)
+        Dense, or scipy.sparse (then both are scored as CSR rows: memory O(nnz +
+        n n_components), never a dense copy of the data).
     n_components : int, default 300
         Random features of the ranking function (RBF kernel, median width).
     lam : float, default 1e-3
@@ -114,10 +117,15 @@ def estimate_prior(X_similar, X_unlabeled, *, n_components=300, lam=1e-3, confid
     >>> abs(tsgsu.estimate_prior(X_s, X_u, random_state=0) - 0.7) < 0.05
     True
     """
-    X_s = np.asarray(to_numpy(_pointwise(X_similar)) if hasattr(X_similar, "__array_namespace__")
-                     else _pointwise(X_similar), dtype=np.float64)
-    X_u = np.asarray(to_numpy(X_unlabeled) if hasattr(X_unlabeled, "__array_namespace__") else X_unlabeled,
-                     dtype=np.float64)
+    if is_sparse(X_similar) or is_sparse(X_unlabeled):  # CSR rows throughout: no dense copy
+        import scipy.sparse
+
+        X_s, X_u = (scipy.sparse.csr_matrix(X, dtype=np.float64) for X in (_pointwise(X_similar), X_unlabeled))
+    else:
+        X_s = np.asarray(to_numpy(_pointwise(X_similar)) if hasattr(X_similar, "__array_namespace__")
+                         else _pointwise(X_similar), dtype=np.float64)
+        X_u = np.asarray(to_numpy(X_unlabeled) if hasattr(X_unlabeled, "__array_namespace__") else X_unlabeled,
+                         dtype=np.float64)
     if X_u.ndim != 2 or X_u.shape[1] != X_s.shape[1]:
         msg = f"`X_unlabeled` must be (n_unlabeled, {X_s.shape[1]}), got shape {X_u.shape}"
         raise ValueError(msg)
@@ -125,7 +133,7 @@ def estimate_prior(X_similar, X_unlabeled, *, n_components=300, lam=1e-3, confid
         msg = (f"too few points to estimate the prior: `X_similar` gives {X_s.shape[0]} and `X_unlabeled` has "
                f"{X_u.shape[0]}; at least 20 of each")
         raise ValueError(msg)
-    if not (np.all(np.isfinite(X_s)) and np.all(np.isfinite(X_u))):
+    if not all(np.all(np.isfinite(X.data if is_sparse(X) else X)) for X in (X_s, X_u)):
         msg = "`X_similar` or `X_unlabeled` contains NaN or infinite values"
         raise ValueError(msg)
     n_components = check_positive_int("n_components", n_components)

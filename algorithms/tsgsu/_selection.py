@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from kbackends import resolve
 from kbackends import to_numpy
 
+from .._sparse import for_resolve, is_sparse, stack_rows, take_rows
 from .._validation import (
     check_choice,
     check_gamma,
@@ -133,7 +134,7 @@ def select_params(X_similar, X_unlabeled, *, prior=None, lams=SELECT_LAMS, gamma
         raise ValueError(msg)
     cv = check_positive_int("cv", cv, minimum=2)
     check_choice("criterion", criterion, tuple(CRITERIA))
-    bk = resolve(backend, X_similar, X_unlabeled)
+    bk = resolve(backend, for_resolve(X_similar), for_resolve(X_unlabeled))
     xp = bk.xp
     pairs = (X_similar.ndim if hasattr(X_similar, "ndim") else np.ndim(X_similar)) == 3
     X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype, engine=True)
@@ -144,15 +145,15 @@ def select_params(X_similar, X_unlabeled, *, prior=None, lams=SELECT_LAMS, gamma
         raise ValueError(msg)
     seed = seed_from(random_state)
     if prior is None:
-        prior = estimate_prior(to_numpy(X_s), to_numpy(X_u), random_state=seed)
+        prior = estimate_prior(*((X if is_sparse(X) else to_numpy(X)) for X in (X_s, X_u)), random_state=seed)
     prior = check_prior(prior)
     folds_s, folds_u = _split_folds(np.random.default_rng(seed), n_units, X_u.shape[0], cv)
-    gamma_median = check_gamma("median", xp.concat((X_s, X_u), axis=0), bk, seed)
+    gamma_median = check_gamma("median", stack_rows((X_s, X_u), xp), bk, seed)
     fixed = {**fit_params, "random_state": seed}
     criterion_risk = _SURisk(prior, *CRITERIA[criterion])
     risks = dict.fromkeys(((lam, scale) for lam in lams for scale in gamma_scales), 0.0)
     for rows in _fold_rows(folds_s, folds_u, pairs):
-        fit_s, val_s, fit_u, val_u = (xp.take(X, bk.asarray(r), axis=0) for X, r in zip((X_s, X_s, X_u, X_u), rows))
+        fit_s, val_s, fit_u, val_u = (take_rows(X, bk.asarray(r), xp) for X, r in zip((X_s, X_s, X_u, X_u), rows))
         for lam, scale in risks:
             model = fit(fit_s, fit_u, prior=prior, lam=lam, gamma=scale * gamma_median, backend=bk, **fixed)
             f_s, f_u = model.raw_decision(val_s, bk), model.raw_decision(val_u, bk)

@@ -8,12 +8,15 @@ same features on all of them.
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from dataclasses import dataclass
 from typing import Any
 
 from kbackends import ops, resolve
 from kbackends.random import omega_block
 
+from .._sparse import for_resolve, is_sparse, stack_rows
 from .._validation import (
     check_choice,
     check_gamma,
@@ -53,11 +56,17 @@ class SUSLModel:
     prior: float = 0.0
 
     def transform(self, X):
-        """``phi(X)``: array of shape (n_samples, len(w)), on the model's backend and dtype."""
+        """``phi(X)``: array of shape (n_samples, len(w)), on the model's backend and dtype
+        (a scipy.sparse X: CSR for linear features, dense for random features)."""
         bk = resolve("auto", self.w)
         xp = bk.xp
-        X = check_X(X, bk, self.w.dtype)
+        X = check_X(X, bk, self.w.dtype, accept_sparse=True)
         if self.features == "linear":
+            if is_sparse(X):
+                import scipy.sparse
+
+                return scipy.sparse.hstack((X, scipy.sparse.csr_matrix(np.ones((X.shape[0], 1), X.dtype))),
+                                           format="csr")
             phi = X
         else:
             check_n_features(X, self.omega.shape[1])
@@ -93,6 +102,7 @@ def su_sl_fit(X_similar, X_unlabeled, prior, *, lam=1e-3, features="linear", n_c
     ----------
     X_similar : array of shape (n_pairs, 2, n_features) or (2 * n_pairs, n_features)
     X_unlabeled : array of shape (n_unlabeled, n_features)
+        Dense, or scipy.sparse on the cpu backend (kept sparse: memory O(nnz + n b)).
     prior : float in (0, 1), not 1/2
         The class prior ``pi_+``.
     lam : float >= 0, default 1e-3
@@ -120,14 +130,14 @@ def su_sl_fit(X_similar, X_unlabeled, prior, *, lam=1e-3, features="linear", n_c
     check_choice("features", features, FEATURES)
     lam = check_nonneg_float("lam", lam)
     n_components = check_positive_int("n_components", n_components)
-    bk = resolve(backend, X_similar, X_unlabeled)
+    bk = resolve(backend, for_resolve(X_similar), for_resolve(X_unlabeled))
     xp = bk.xp
     X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype)
     seed = seed_from(random_state)
     model = SUSLModel(w=xp.zeros(0, dtype=X_s.dtype), features=features, prior=prior)
     if features == "rff":
         if gamma == "median":  # the heuristic samples the pooled points (a float needs no copy)
-            gamma = check_gamma(gamma, xp.concat((X_s, X_u), axis=0), bk, seed)
+            gamma = check_gamma(gamma, stack_rows((X_s, X_u), xp), bk, seed)
         gamma = check_gamma(gamma, X_s, bk, seed)
         model.omega, model.phase = omega_block(seed, 0, n_components, X_s.shape[1], kernel="rbf", gamma=gamma,
                                                dtype=X_s.dtype, backend=bk)
@@ -138,7 +148,13 @@ def su_sl_fit(X_similar, X_unlabeled, prior, *, lam=1e-3, features="linear", n_c
     device = getattr(phi_u, "device", None)
     ridge = xp.concat((xp.full((b - 1,), lam, dtype=phi_u.dtype, device=device),
                        xp.zeros((1,), dtype=phi_u.dtype, device=device)))
-    H = phi_u.T @ phi_u / (2.0 * phi_u.shape[0]) + xp.eye(b, dtype=phi_u.dtype, device=device) * ridge
-    rhs = c * (pi_s * xp.mean(phi_s, axis=0) - 0.5 * xp.mean(phi_u, axis=0))
+    if is_sparse(phi_u):  # linear features of sparse rows: the (b, b) Gram matrix is dense, phi is not
+        gram = (phi_u.T @ phi_u).toarray()
+        mean_s, mean_u = (np.asarray(phi.mean(axis=0)).ravel() for phi in (phi_s, phi_u))
+    else:
+        gram = phi_u.T @ phi_u
+        mean_s, mean_u = xp.mean(phi_s, axis=0), xp.mean(phi_u, axis=0)
+    H = gram / (2.0 * phi_u.shape[0]) + xp.eye(b, dtype=phi_u.dtype, device=device) * ridge
+    rhs = c * (pi_s * mean_s - 0.5 * mean_u)
     model.w = xp.linalg.solve(H, xp.reshape(rhs, (b, 1)))[:, 0]
     return model

@@ -91,6 +91,28 @@ def test_distributed_tsgsu_learns(client):
     assert max(accuracy, 1 - accuracy) > 0.75
 
 
+def test_tsgsu_estimator_on_dask_arrays(client, capsys):
+    """TSGSUClassifier.fit on a dask X (s in memory or dask): the rows split by s stay dask
+    arrays and train on the cluster; verbose=1 shows the driver's bar, per round."""
+    from sklearn.datasets import make_classification
+
+    from algorithms import TSGSUClassifier
+
+    X, y = make_classification(6000, 8, n_informative=5, random_state=0, class_sep=1.5)
+    y = 2 * y - 1
+    X_s, X_u = tsgsu.make_su_data(X, y, 600, 1500, prior=0.7, random_state=0)
+    rows = np.concatenate([np.asarray(X_s).reshape(-1, 8), X_u])
+    s = np.r_[np.ones(1200), np.zeros(1500)]
+    clf = TSGSUClassifier(prior=0.7, n_iter=16, random_state=0, verbose=1)
+    clf.fit(da.from_array(rows, chunks=(700, -1)), da.from_array(s, chunks=700))
+    assert "distributed" in clf.model_.params and clf.model_.params["n_unlabeled"] == 1500
+    assert clf.prior_ == 0.7 and list(clf.classes_) == [-1, 1]
+    accuracy = clf.score(X, y)
+    assert max(accuracy, 1 - accuracy) > 0.75
+    err = capsys.readouterr().err
+    assert "tsgsu on 2 workers" in err and "16/16" in err  # the per-round bar, to the end
+
+
 def test_predictions_on_dask_arrays_equal_the_in_memory_ones(client):
     from sklearn.datasets import load_breast_cancer
 

@@ -1,0 +1,147 @@
+"""Progress bars of long fits: ``verbose=1`` of every fit and estimator, the command
+line's bar (``train`` without ``--quiet``) and the distributed driver's per-round bar
+are this one mechanism.
+
+The bar is tqdm's on standard error when tqdm is installed (it comes with the
+``dask`` and ``test`` extras), else a plain text line that says the same. It is
+fed host values only: the iteration count, the number of blocks, and a batch loss
+that the loop has already brought to the host. On a device backend a loop must not
+wait for the device (:func:`kbackends.sync_free`), so the engine starts the batch
+loss on its way to the host every :data:`LOSS_EVERY` iterations
+(:func:`kbackends.to_host_async`) and shows it :data:`LOSS_EVERY` iterations later:
+the loss on the bar lags by up to that many iterations, and reading it waits for
+nothing but that one copy (queued long before). ``verbose=0`` (the default) builds
+no bar and computes no loss.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+__all__ = ["LOSS_EVERY", "EngineBar", "ProgressBar", "engine_bar", "progress_bar"]
+
+#: Iterations between two batch losses started to the host for the bar (and the lag
+#: of the loss it shows).
+LOSS_EVERY = 10
+
+
+class ProgressBar:
+    """A progress bar over ``total`` steps on standard error (tqdm, or a text line).
+
+    Parameters
+    ----------
+    total : int or float or None
+        Steps of the whole fit (iterations, outer iterations, rounds); None: a count.
+    desc : str
+        What is running ("dsg", "sbp", "dsg on 2 workers").
+    unit : str, default "it"
+    initial : int, default 0
+        Steps done before (a resumed run).
+    stream : file, optional
+        Default ``sys.stderr`` at the time of the call.
+    """
+
+    def __init__(self, total, desc, *, unit="it", initial=0, stream=None):
+        self.total = total
+        self.desc = desc
+        self.unit = unit
+        self.stream = sys.stderr if stream is None else stream
+        self.done = initial
+        self.fields = {}
+        self.start = time.perf_counter()
+        self.last_print = -float("inf")
+        self.interactive = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.bar = None
+        try:
+            from tqdm import tqdm
+        except ImportError:  # pragma: no cover - tqdm comes with the test extra
+            return
+        # A log file (not a terminal) gets a line every few seconds, not ten a second.
+        self.bar = tqdm(total=total, desc=desc, unit=unit, initial=initial, file=self.stream,
+                        mininterval=0.1 if self.interactive else 5.0, dynamic_ncols=True)
+
+    def update(self, done, **fields):
+        """Set the steps done to ``done`` (absolute); ``fields`` (host numbers) go after the bar."""
+        if fields:
+            self.fields.update({k: v for k, v in fields.items() if v is not None})
+        step = done - self.done
+        self.done = done
+        if self.bar is not None:
+            if fields:
+                self.bar.set_postfix(self._shown(), refresh=False)
+            self.bar.update(step)
+            return
+        self._line(final=False)
+
+    def close(self):
+        """Show the last state and end the bar's line."""
+        if self.bar is not None:
+            if self.fields:
+                self.bar.set_postfix(self._shown(), refresh=False)
+            self.bar.close()
+            return
+        self._line(final=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _shown(self):
+        return {k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in self.fields.items()}
+
+    def _line(self, final):
+        now = time.perf_counter()
+        if not final and now - self.last_print < (0.1 if self.interactive else 5.0):
+            return
+        self.last_print = now
+        if self.total:
+            width = 30
+            filled = int(width * min(self.done, self.total) / self.total)
+            line = f"{self.desc}: [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self.unit}"
+        else:
+            line = f"{self.desc}: {self.done} {self.unit}"
+        line += "".join(f", {k}={v}" for k, v in self._shown().items()) + f", {now - self.start:.1f} s"
+        self.stream.write(("\r" if self.interactive else "") + line + ("\n" if final or not self.interactive else ""))
+        self.stream.flush()
+
+
+def progress_bar(verbose, total, desc, **kwargs):
+    """A :class:`ProgressBar` when ``verbose`` >= 1, else None (nothing is built or printed)."""
+    return ProgressBar(total, desc, **kwargs) if verbose else None
+
+
+class EngineBar(ProgressBar):
+    """The engine's bar: iterations, blocks, and the batch loss of ``LOSS_EVERY``
+    iterations ago (started to the host then with :func:`kbackends.to_host_async`,
+    read now: its copy is long done, so the loop never waits for the device)."""
+
+    def __init__(self, total, desc, **kwargs):
+        super().__init__(total, desc, **kwargs)
+        self.on_the_way = None
+
+    def step(self, t, n_blocks, batch_loss):
+        """Iteration ``t`` done; ``batch_loss()`` gives its loss as a 0-d device array
+        (called every ``LOSS_EVERY`` iterations and at the last one only)."""
+        from kbackends import to_host_async
+
+        fields = {"blocks": n_blocks}
+        if t % LOSS_EVERY == 0 or t == self.total:
+            if self.on_the_way is not None:
+                fields["loss"] = float(self.on_the_way.get())
+            self.on_the_way = to_host_async(batch_loss())
+        self.update(t, **fields)
+
+    def close(self):
+        """Read the last loss started (after the loop, where waiting is allowed) and close."""
+        if self.on_the_way is not None:
+            self.fields["loss"] = float(self.on_the_way.get())
+            self.on_the_way = None
+        super().close()
+
+
+def engine_bar(verbose, total, desc, **kwargs):
+    """An :class:`EngineBar` when ``verbose`` >= 1, else None."""
+    return EngineBar(total, desc, **kwargs) if verbose else None
