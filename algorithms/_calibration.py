@@ -190,8 +190,9 @@ def calibrate(model, X, y, *, backend="auto"):
 
 
 def fit_calibrated(fit, X, y, params):
-    """The estimators' ``probability=True``: ``fit(X_fit, y_fit, **params)`` on all but a
-    stratified held-out fraction, then :func:`calibrate` on that fraction."""
+    """The estimators' ``probability=True``: ``fit(X_fit, y_fit, fit_rows, **params)`` on all
+    but a stratified held-out fraction (``fit_rows``: their host indices, for per-row
+    arguments such as ``sample_weight``), then :func:`calibrate` on that fraction (unweighted)."""
     from kbackends import to_numpy
 
     from ._validation import seed_from
@@ -199,7 +200,7 @@ def fit_calibrated(fit, X, y, params):
     y_host = np.asarray(to_numpy(y) if hasattr(y, "__array_namespace__") else y)
     split_seed = seed_from(params.get("random_state")) % 2**32
     fit_rows, held_rows = calibration_split(y_host, split_seed)
-    model = fit(_rows(X, fit_rows), _rows(y, fit_rows), **params)
+    model = fit(_rows(X, fit_rows), _rows(y, fit_rows), fit_rows, **params)
     return calibrate(model, _rows(X, held_rows), y_host[held_rows], backend=params.get("backend", "auto"))
 
 

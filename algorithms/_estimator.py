@@ -49,7 +49,7 @@ class FunctionalEstimator(BaseEstimator):
         if cls.__dict__.get("_params") is not None and "__init__" not in cls.__dict__:
             cls.__init__ = cls._params.make_init(cls.__qualname__)
 
-    def _fit_args(self, X, y):
+    def _fit_args(self, X, y, rows=None):
         """The module ``fit``'s positional arguments from validated ``(X, y)``: the hook
         for a label convention (default: ``(X, y)``)."""
         return X, y
@@ -80,8 +80,8 @@ class FunctionalEstimator(BaseEstimator):
             if calibrated:  # Platt's sigmoid on held-out rows (algorithms._calibration)
                 from ._calibration import fit_calibrated
 
-                self.model_ = fit_calibrated(lambda X_fit, y_fit, **kw: type(self)._fit(
-                    *self._fit_args(X_fit, y_fit), **kw), X, y, params)
+                self.model_ = fit_calibrated(lambda X_fit, y_fit, rows, **kw: type(self)._fit(
+                    *self._fit_args(X_fit, y_fit, rows), **kw), X, y, params)
             else:
                 self.model_ = type(self)._fit(*self._fit_args(X, y), **params)
         self.n_features_in_ = self.model_.n_features_in

@@ -35,6 +35,7 @@ from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 
 from . import _engine, distributed
 from ._calibration import with_probability
+from ._dask_arrays import is_dask_array
 from ._estimator import FunctionalClassifier, FunctionalEstimator
 from ._model import RFFModel
 from ._params import (
@@ -337,8 +338,12 @@ class _DSGFit:
         self.n_iter_ = int(self.model_.params["n_iter_done"])
         return self
 
-    def _fit_args(self, X, y):
-        return X, y, getattr(self, "_sample_weight", None)
+    def _fit_args(self, X, y, rows=None):
+        weights = getattr(self, "_sample_weight", None)
+        if weights is not None and rows is not None:  # probability=True fits on these rows
+            weights = np.asarray(to_numpy(weights) if hasattr(weights, "__array_namespace__") else weights)
+            weights = weights[rows] if weights.ndim else weights
+        return X, y, weights
 
     def partial_fit(self, X, y, classes=None):
         """Continue the fit on one batch of rows (for data streamed by your own loader).

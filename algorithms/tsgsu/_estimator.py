@@ -50,7 +50,7 @@ class TSGSUClassifier(FunctionalClassifier):
         tags.classifier_tags.multi_class = False  # s has two values; predictions two classes
         return tags
 
-    def _fit_args(self, X, s):
+    def _fit_args(self, X, s, rows=None):
         """The SU convention: ``y`` is the indicator s (1: point of a similar pair, 0:
         unlabeled point), and the rows split into the two sources."""
         if is_numpy_like(s):

@@ -186,3 +186,14 @@ def test_dense_in_fact_csr_is_densified(cancer):
     a = dsg.fit(dense_ish, y, n_iter=5, **SMALL)
     b = dsg.fit(dense_ish.toarray(), y, n_iter=5, **SMALL)
     np.testing.assert_allclose(dsg.decision_function(a, X), dsg.decision_function(b, X), rtol=1e-5, atol=1e-5)
+
+
+def test_probability_with_sample_weight_fits_the_weighted_rows(cancer):
+    """probability=True holds rows out: the weights follow the rows kept for the fit."""
+    X, y = cancer
+    w = np.where(y == 1, 3.0, 1.0)
+    clf = DSGClassifier(probability=True, n_iter=10, random_state=0).fit(X, y, sample_weight=w)
+    p = clf.predict_proba(X)
+    assert p.shape == (len(y), 2)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-5)
+    assert (clf.predict(X) == y).mean() > 0.9
