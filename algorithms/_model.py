@@ -174,15 +174,6 @@ class KernelExpansionModel(Predictor, _ModelIO, _ModelFields):
     gamma: float
     task: str
 
-    def save(self, path):
-        """As :meth:`_ModelIO.save`; CSR support vectors (a sparse fit) are written dense
-        (the file format holds dense arrays: O(n_support x n_features) while saving)."""
-        if hasattr(self.support_vectors, "tocsr"):
-            import dataclasses
-
-            return dataclasses.replace(self, support_vectors=self.support_vectors.toarray()).save(path)
-        return super().save(path)
-
     def raw_decision(self, X, bk, chunk_elements=1 << 22):
         """``f(X)`` of shape (n, n_outputs) on backend ``bk``, in row chunks so no more
         than ``chunk_elements`` kernel values are held at once."""

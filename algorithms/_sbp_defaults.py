@@ -16,8 +16,8 @@ from ._sparse import is_sparse
 # n_iter="auto": one pass for small data, then AUTO_ITER_PER_ROOT * sqrt(n), at least AUTO_ITER_MIN.
 AUTO_ITER_MIN = 1000
 AUTO_ITER_PER_ROOT = 25
-# nu="auto": the paper's nu <-> C relation on two nested subsamples of these sizes.
-NU_SAMPLES = (1000, 2000)
+# nu="auto": the paper's nu <-> C relation on nested subsamples of these sizes (auto_nu).
+NU_SAMPLES = (1000, 2000, 4000)
 NU_FALLBACK = 0.01  # a subsample with one class only (extremely rare labels)
 
 
@@ -82,26 +82,44 @@ def auto_nu(X, target, weights, gamma, kernel, seed):
 
     The relation needs the SVM on the full data, which is what SBP avoids; nu
     falls with the sample size (the hinge mean falls and the norm grows), so it
-    is computed on nested random subsamples of 1,000 and 2,000 rows and
-    extrapolated as a power law to n (exponent clipped to [-1, 0]); n <= 2,000:
-    on all rows. ``target`` (+1 / -1) is one binary problem (the largest class
-    against the rest for one-vs-rest).
+    is computed on nested random subsamples of 1,000, 2,000 and 4,000 rows and
+    extrapolated to n by :func:`extrapolate_nu` (n <= 4,000: the sizes below n
+    and n itself; n <= 1,000: all rows). ``target`` (+1 / -1) is one binary
+    problem (the largest class against the rest for one-vs-rest).
+
+    Why three sizes (docs/benchmarks.md, "SBP defaults, weights and sparse"):
+    the first rule, a slope from 1,000 and 2,000 rows followed 16x out to a9a's
+    32,561, gave nu from 0.0060 to 0.0096 over eight seeds (letter 'A':
+    0.0005 to 0.0023), and small nu is where SBP's error grows (a9a nu = 0.005:
+    15.45%, the target 15.5%); a least-squares exponent over a 4x range of
+    sizes, followed 8x, gives 0.0082 to 0.0112 (letter 'A': 0.0007 to 0.0016)
+    for one more SVC on 4,000 rows (a few seconds).
     """
     n = X.shape[0]
     rng = np.random.default_rng(seed)
     rows = rng.permutation(n)[: NU_SAMPLES[-1]]
+    sizes = [m for m in NU_SAMPLES if m < n] or [n]
+    if len(sizes) < len(NU_SAMPLES) and sizes[-1] < n:
+        sizes.append(n)  # the largest subsample: all rows
     estimates = []
-    for m in (NU_SAMPLES if n > NU_SAMPLES[-1] else (n,)):
+    for m in sizes:
         part = np.sort(rows[:m])
         yp = target[part]
         if np.unique(yp).size < 2:
             return NU_FALLBACK
         estimates.append(_svm_nu(_host_rows(X, part), yp, None if weights is None else weights[part], gamma, kernel))
-    if len(estimates) == 1:
-        return estimates[0]
-    slope = math.log(estimates[1] / estimates[0]) / math.log(NU_SAMPLES[1] / NU_SAMPLES[0])
+    return extrapolate_nu(sizes, estimates, n)
+
+
+def extrapolate_nu(sizes, estimates, n):
+    """nu at ``n`` rows from its values at ``sizes`` rows: the least-squares power law
+    through the last two or three points in log-log (exponent clipped to [-1, 0]),
+    evaluated from the largest size; one point: its value."""
+    if len(sizes) == 1 or sizes[-1] >= n:
+        return float(estimates[-1])
+    slope = float(np.polyfit(np.log(sizes), np.log(estimates), 1)[0])
     slope = min(0.0, max(-1.0, slope))
-    return float(estimates[1] * (n / NU_SAMPLES[1]) ** slope)
+    return float(estimates[-1] * (n / sizes[-1]) ** slope)
 
 
 def sbp_defaults(X, targets, weights, *, nu, gamma, n_iter, kernel, seed, median):

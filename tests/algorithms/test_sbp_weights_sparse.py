@@ -6,7 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 from algorithms import SBPClassifier, sbp
-from algorithms._sbp_defaults import auto_n_iter, scale_gamma, sbp_defaults
+from algorithms import _sbp_defaults
+from algorithms._sbp_defaults import auto_n_iter, extrapolate_nu, scale_gamma, sbp_defaults
 from algorithms.datasets import example_data
 from kbackends.ops import kernel_response_update, water_level, water_level_biased
 from kbackends.testing import kernel_module
@@ -149,3 +150,34 @@ def test_estimator_defaults_set_n_iter(cancer):
     est = SBPClassifier(random_state=0).fit(X, y)
     assert est.n_iter_ == auto_n_iter(len(y))
     assert est.score(X, y) > 0.95
+
+
+def test_nu_extrapolation_rule():
+    """A power law through the subsamples' nu is followed to n; rising or steeper than
+    1/n estimates are clipped (exponent in [-1, 0]); three points average out noise."""
+    sizes = [1000, 2000, 4000]
+    law = [0.05 * m**-0.3 for m in sizes]
+    assert extrapolate_nu(sizes, law, 32000) == pytest.approx(0.05 * 32000**-0.3)
+    assert extrapolate_nu(sizes, [0.01, 0.02, 0.03], 32000) == pytest.approx(0.03)
+    assert extrapolate_nu(sizes, [0.1, 0.01, 0.001], 8000) == pytest.approx(0.0005)
+    assert extrapolate_nu([700], [0.02], 700) == 0.02
+    # one noisy middle point moves the least-squares exponent less than a two-point slope
+    noisy = [law[0], law[1] * 0.8, law[2]]
+    two_point = law[2] * (32000 / 4000) ** (np.log(noisy[2] / noisy[1]) / np.log(2))
+    assert abs(extrapolate_nu(sizes, noisy, 32000) - 0.05 * 32000**-0.3) < abs(two_point - 0.05 * 32000**-0.3)
+
+
+@pytest.mark.parametrize(("n", "expected"), [(5000, [1000, 2000, 4000]), (3000, [1000, 2000, 3000]), (800, [800])])
+def test_auto_nu_subsample_sizes(monkeypatch, n, expected):
+    seen = []
+
+    def fake_svm_nu(X, y, weights, gamma, kernel):
+        seen.append(X.shape[0])
+        return 0.1 * X.shape[0] ** -0.5
+
+    monkeypatch.setattr(_sbp_defaults, "_svm_nu", fake_svm_nu)
+    X = np.zeros((n, 2))
+    target = np.where(np.arange(n) % 4 == 0, 1.0, -1.0)
+    nu = _sbp_defaults.auto_nu(X, target, None, 1.0, "rbf", 0)
+    assert seen == expected
+    assert nu == pytest.approx(0.1 * n**-0.5)
