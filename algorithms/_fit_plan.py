@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AutoSettings", "auto_settings", "check_sample_weight", "validation_rows"]
+__all__ = ["AutoSettings", "auto_settings", "check_sample_weight", "validation_rows", "weights_of_rows"]
 
 MAX_BATCH = 4096  # rows per iteration of a large data set
 PASSES = 10  # without early stopping: about this many passes over the data ...
@@ -108,6 +108,18 @@ def check_sample_weight(sample_weight, n_rows, name="sample_weight"):
     if np.all(w == w[0]):
         return None
     return w
+
+
+def weights_of_rows(sample_weight, rows):
+    """The estimators' ``sample_weight`` for the rows a fit runs on: all of them
+    (``rows`` None), or those ``probability=True`` keeps for the fit (host indices);
+    unchecked (the fit checks it)."""
+    if sample_weight is None or rows is None:
+        return sample_weight
+    from kbackends import to_numpy
+
+    w = np.asarray(to_numpy(sample_weight) if hasattr(sample_weight, "__array_namespace__") else sample_weight)
+    return w[rows] if w.ndim else w
 
 
 def validation_rows(n_rows, fraction, seed, labels=None):

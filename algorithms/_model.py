@@ -168,6 +168,7 @@ class KernelExpansionModel(Predictor, _ModelIO, _ModelFields):
     """
 
     ARRAYS = ("support_vectors", "coef", "intercept")
+    accepts_sparse = True  # scipy.sparse X (cpu) and, from a sparse fit, CSR support vectors
 
     support_vectors: object
     kernel: str
@@ -179,7 +180,8 @@ class KernelExpansionModel(Predictor, _ModelIO, _ModelFields):
         than ``chunk_elements`` kernel values are held at once."""
         xp = bk.xp
         model = self if self.backend == bk.name else self.to(bk)
-        S = xp.astype(model.support_vectors, X.dtype)
+        S = model.support_vectors
+        S = S.astype(X.dtype) if hasattr(S, "tocsr") else xp.astype(S, X.dtype)
         coef = xp.astype(model.coef, X.dtype)
         out = xp.zeros((X.shape[0], coef.shape[1]), dtype=X.dtype) + xp.astype(model.intercept, X.dtype)
         if S.shape[0] == 0 or X.shape[0] == 0:

@@ -28,8 +28,13 @@ from . import _registry
 #      default: read back by an unpickler that only builds NumPy arrays and scalars);
 #   2  object classes (what a pandas string column gives) stored as JSON in the header
 #      ("classes": {"dtype": "object", "values": [...]}), never pickled; other classes
-#      (int, float, bool, str) still as an array. Files of format 1 load unchanged.
-FORMAT_VERSION = 2
+#      (int, float, bool, str) still as an array. Files of format 1 load unchanged;
+#   3  a scipy.sparse array field (an SBP model fitted on sparse rows: CSR support
+#      vectors) stored as its CSR parts "<name>.data", "<name>.indices", "<name>.indptr"
+#      and the header's "sparse": {"<name>": [rows, cols]}: O(nnz) on disk and while
+#      saving or loading. Dense fields as before; files of formats 1 and 2 load unchanged.
+FORMAT_VERSION = 3
+_CSR_PARTS = ("data", "indices", "indptr")
 _MODEL_TYPES: dict = {}
 _NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first local header, or an empty zip
 _NPY_MAGIC = b"\x93NUMPY"
@@ -47,9 +52,16 @@ class _ModelIO:
     ARRAYS: tuple = ()
 
     def to(self, backend="cpu"):
-        """The same model with its arrays on ``backend`` (a name or a Backend)."""
+        """The same model with its arrays on ``backend`` (a name or a Backend); a
+        scipy.sparse field stays sparse on the cpu and is densified elsewhere."""
         bk = resolve(backend)
-        moved = {name: bk.asarray(getattr(self, name)) for name in self.ARRAYS}
+
+        def move(value):
+            if hasattr(value, "tocsr"):
+                return value if bk.name == "cpu" else bk.asarray(value.toarray())
+            return bk.asarray(value)
+
+        moved = {name: move(getattr(self, name)) for name in self.ARRAYS}
         return dataclasses.replace(self, backend=bk.name, **moved)
 
     def save(self, path):
@@ -80,7 +92,15 @@ class _ModelIO:
                 if f.name not in self.ARRAYS and f.name != "classes"
             },
         }
-        arrays = {name: to_numpy(getattr(self, name)) for name in self.ARRAYS}
+        arrays = {}
+        for name in self.ARRAYS:
+            value = getattr(self, name)
+            if hasattr(value, "tocsr"):  # scipy.sparse: its CSR parts (format 3)
+                csr = value.tocsr()
+                header.setdefault("sparse", {})[name] = [int(csr.shape[0]), int(csr.shape[1])]
+                arrays.update({f"{name}.{part}": getattr(csr, part) for part in _CSR_PARTS})
+            else:
+                arrays[name] = to_numpy(value)
         if getattr(self, "classes", None) is not None:
             classes = np.asarray(self.classes)
             if classes.dtype == object:
@@ -273,6 +293,28 @@ def _object_classes_to_json_or_bad(classes):
         raise _BadFile(f"its `classes` cannot be read ({exc})") from None
 
 
+def _join_sparse(header, arrays):
+    """Format 3: rebuild each field the header names as sparse from its CSR parts."""
+    sparse = header.get("sparse", {})
+    if not isinstance(sparse, dict):
+        raise _BadFile("its header's `sparse` entry is not a mapping")
+    for name, shape in sparse.items():
+        keys = [f"{name}.{part}" for part in _CSR_PARTS]
+        if any(key not in arrays for key in keys):
+            raise _BadFile(f"its sparse array {name!r} lacks {[k for k in keys if k not in arrays]}")
+        data, indices, indptr = (arrays.pop(key) for key in keys)
+        if data.dtype.kind not in "biuf" or indices.dtype.kind not in "iu" or indptr.dtype.kind not in "iu":
+            raise _BadFile(f"its sparse array {name!r} has parts of dtypes {data.dtype}, {indices.dtype}, "
+                           f"{indptr.dtype}")
+        try:
+            import scipy.sparse as sp
+
+            arrays[name] = sp.csr_matrix((data, indices, indptr), shape=tuple(int(v) for v in shape))
+            arrays[name].check_format(full_check=True)
+        except (TypeError, ValueError) as exc:
+            raise _BadFile(f"its sparse array {name!r} is not a valid CSR matrix ({exc})") from None
+
+
 def _read_model(path):
     """(model class, its JSON fields, its arrays) from a model file, or _BadFile."""
     if path.is_dir():
@@ -318,6 +360,7 @@ def _read_model(path):
     known = _registry.model_algorithms(cls.__name__)
     if algorithm not in known:
         raise _BadFile(f"a {cls.__name__} of unknown algorithm {algorithm!r} (known: {', '.join(known)})")
+    _join_sparse(header, arrays)
     has_classes = "classes" in {f.name for f in dataclasses.fields(cls)}
     classes = arrays.pop("classes", None)
     if "classes" in header:
@@ -329,7 +372,7 @@ def _read_model(path):
     if missing or extra:
         raise _BadFile(f"its arrays do not match a {cls.__name__} (missing {missing}, unexpected {extra})")
     for key, value in arrays.items():
-        if value.dtype.kind not in "biuf":
+        if not hasattr(value, "tocsr") and value.dtype.kind not in "biuf":
             raise _BadFile(f"array {key!r} has dtype {value.dtype}, not a number type")
     names = {f.name for f in dataclasses.fields(cls)}
     required = {

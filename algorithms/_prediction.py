@@ -129,8 +129,9 @@ def kernel_expansion(X, S, coef, *, kernel, gamma, xp, chunk_elements=1 << 22):
     Parameters
     ----------
     X : array of shape (n, d)
+        Or a scipy.sparse CSR (cpu): products by scipy, row norms from the non-zeros.
     S : array of shape (m, d), m >= 1
-        The expansion's points (support vectors), X's dtype.
+        The expansion's points (support vectors), X's dtype; CSR too.
     coef : array of shape (m, k)
         X's dtype.
     kernel : {"rbf", "linear"}
@@ -142,14 +143,21 @@ def kernel_expansion(X, S, coef, *, kernel, gamma, xp, chunk_elements=1 << 22):
     -------
     array of shape (n, k)
     """
-    sq_s = xp.sum(S * S, axis=1)
+    def squares(A):
+        return np.asarray(A.multiply(A).sum(axis=1), dtype=A.dtype).ravel() if hasattr(A, "tocsr") else xp.sum(
+            A * A, axis=1)
+
+    sq_s = squares(S)
     step = max(1, chunk_elements // S.shape[0])
     parts = []
     for start in range(0, X.shape[0], step):
         Xc = X[start : min(X.shape[0], start + step), :]
         K = Xc @ S.T
+        if hasattr(K, "toarray"):  # sparse times sparse: a (chunk, m) block, small
+            K = K.toarray()
+        K = np.asarray(K) if hasattr(Xc, "tocsr") or hasattr(S, "tocsr") else K
         if kernel == "rbf":
-            sq = xp.sum(Xc * Xc, axis=1)
+            sq = squares(Xc)
             K = xp.exp(-gamma * xp.maximum(sq[:, None] + sq_s[None, :] - 2.0 * K, 0.0))
         parts.append(K @ coef)
     return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)

@@ -41,7 +41,7 @@ from ._model import RFFModel
 from ._params import (
     Constraint, Param, ParamTable, common, common_tail, either, engine_settings, integer, options, real,
 )
-from ._fit_plan import auto_settings, check_sample_weight, validation_rows
+from ._fit_plan import auto_settings, check_sample_weight, validation_rows, weights_of_rows
 from ._sparse import for_resolve, take_rows
 from ._validation import (
     check_gamma,
@@ -339,11 +339,7 @@ class _DSGFit:
         return self
 
     def _fit_args(self, X, y, rows=None):
-        weights = getattr(self, "_sample_weight", None)
-        if weights is not None and rows is not None:  # probability=True fits on these rows
-            weights = np.asarray(to_numpy(weights) if hasattr(weights, "__array_namespace__") else weights)
-            weights = weights[rows] if weights.ndim else weights
-        return X, y, weights
+        return X, y, weights_of_rows(getattr(self, "_sample_weight", None), rows)
 
     def partial_fit(self, X, y, classes=None):
         """Continue the fit on one batch of rows (for data streamed by your own loader).

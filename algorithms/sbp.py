@@ -60,6 +60,10 @@ from ._model import KernelExpansionModel
 from ._calibration import with_probability
 from ._prediction import kernel_expansion
 from ._progress import progress_bar
+from ._fit_plan import check_sample_weight, weights_of_rows
+from ._sbp_defaults import sbp_defaults
+from ._sbp_steps import batch_quad, block_response, replay, self_kernel, squared_norms
+from ._sparse import for_resolve, is_sparse, take_rows
 from ._svm_nu import nu_from_svm  # noqa: F401 (public here: sbp.nu_from_svm)
 from ._threads import single_threaded_blas
 from ._params import (
@@ -81,19 +85,24 @@ _RENORMALISE_BELOW = 1e-6
 
 # The hyper-parameters of fit and SBPClassifier (and the command line), once.
 PARAMS = ParamTable(
-    Param("nu", REQUIRED, real(0, low_open=True), "margin-violation budget as a fraction of n (the nu-SVM's nu)",
-          estimator_default=0.01),
+    Param("nu", REQUIRED, either(options("auto"), real(0, low_open=True)),
+          "margin-violation budget as a fraction of n (the nu-SVM's nu); 'auto': matched to SVC(C=1)",
+          estimator_default="auto"),
     common("kernel", constraint=options(*KERNELS)),
-    common("gamma"),
+    common("gamma", default="scale",
+           constraint=either(options("median", "scale"), real(0, low_open=True, text="a positive float")),
+           doc="kernel width; 'scale': 1 / (n_features Var X), 'median': 1 / median squared distance"),
     Param("bias", True, boolean(), "learn a bias (the constant feature)"),
-    Param("n_iter", None, either(integer(1), none()), "iterations; None: n (one pass)"),
+    Param("n_iter", "auto", either(integer(1), options("auto"), none()),
+          "iterations; 'auto': from n (25 sqrt(n), at least 1000, at most n); None: n (one pass)"),
     Param("batch_size", 1, integer(1), "points drawn from under the water per iteration"),
     *common_tail(),
 )
 
 
 @PARAMS.entry
-def fit(X, y, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, backend, dtype, callback, verbose):
+def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, backend, dtype,
+        callback, verbose):
     """Fit a kernel SVM by the Stochastic Batch Perceptron.
 
     Parameters
@@ -101,20 +110,44 @@ def fit(X, y, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, back
     X : array of shape (n_samples, n_features)
     y : array of shape (n_samples,)
         Class labels; more than two classes: one-vs-rest.
-    nu : float > 0
+    sample_weight : array of shape (n_samples,), optional
+        Non-negative weights with scikit-learn's meaning: weight k acts as the row
+        repeated k times, weight 0 as the row removed (it is dropped before the
+        fit). Problem (2.3) over the repeated rows has one slack per copy, equal
+        among copies at the optimum, so the slack budget is ``nu * sum(w)`` and
+        the constraint ``sum_i w_i xi_i <= nu sum(w)``: point i is a water column
+        of width ``w_i`` (``sum_i w_i max(0, gamma - c_i) = V``, the weighted
+        water level; in the dual, point i's cap on its weight scales with
+        ``w_i``), and the supergradient, the average over the copies under water,
+        is estimated without bias by drawing point i with probability
+        ``w_i / sum of the weights under water``. With the bias, both basins hold
+        the same weight under water (:func:`kbackends.ops.water_level_biased`).
+        Equal weights give the unweighted fit exactly.
+    nu : float > 0 or "auto"
         Allowed average slack (the total slack is ``n_samples * nu``); see
         :func:`nu_from_svm` to pick it from an SVM's C (the paper's Adult
-        setting, gamma = 0.05 and C = 1, gives nu = 0.011).
+        setting, gamma = 0.05 and C = 1, gives nu = 0.011). "auto" (the
+        estimator's default): the nu of an SVC(C=1) with the same kernel,
+        measured on nested subsamples of 1,000, 2,000 and 4,000 rows and
+        extrapolated to n by a least-squares power law
+        (:func:`algorithms._sbp_defaults.auto_nu`; a9a: about 0.009, USPS and
+        letter about 0.001). With ``gamma="scale"`` and ``n_iter="auto"`` it
+        reaches SVC(C=1)'s test error within half a point on a9a, USPS and
+        letter at a fraction of its fit time (docs/benchmarks.md, "SBP
+        defaults, weights and sparse"; ``python -m algorithms._bench.sbp_defaults``).
     kernel : {"rbf", "linear"}, default "rbf"
-    gamma : "median" or float > 0, default "median"
-        RBF width, ``exp(-gamma ||x - x'||^2)``; "median" is the median
-        heuristic on a sample. Unused by the linear kernel.
+    gamma : "scale", "median" or float > 0, default "scale"
+        RBF width, ``exp(-gamma ||x - x'||^2)``; "scale" is scikit-learn SVC's
+        ``1 / (n_features Var(X))``, "median" the median heuristic on a
+        sample. Unused by the linear kernel.
     bias : bool, default True
         Unregularised bias by the two-basin water-fill (Section 3.6). With more
         than two classes each class's bias comes from its own two-basin call;
         ``bias=False`` uses one segmented water-fill call for all classes.
-    n_iter : int, optional
-        Iterations T; default ``n_samples`` (one kernel row per point on average).
+    n_iter : int, "auto" or None, default "auto"
+        Iterations T. "auto": ``min(n, max(1000, ceil(25 sqrt(n))))`` with n the
+        rows of positive weight (:func:`algorithms._sbp_defaults.auto_n_iter`);
+        None: n (one kernel row per point on average); an int as given.
     batch_size : int, default 1
         Points drawn from under the water per iteration (1: Algorithm 1).
     random_state : None, int or numpy Generator
@@ -133,37 +166,46 @@ def fit(X, y, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, back
         ``coef[:, k] = alpha_bar_k * y_k / gamma_k`` over the rows with a
         non-zero averaged coefficient, ``intercept = b_k / gamma_k``, where
         gamma_k (and b_k) are the level (and bias) of the averaged responses;
-        both are in ``params["levels"]`` / ``params["biases"]``.
+        both are in ``params["levels"]`` / ``params["biases"]``; the resolved
+        ``nu``, ``gamma`` and ``n_iter`` in ``params``, the iterations run in
+        ``params["n_iter_done"]``.
 
     Notes
     -----
-    Per iteration: one water level (O(n) expected), one response update
-    (O(n d batch_size)), O(n) bookkeeping. Averaged from iteration 1 on, as in
-    Algorithm 1.
+    Per iteration: one water level (O(n) expected; O(n log n) with weights and
+    the bias), one response update (O(n d batch_size)), O(n) bookkeeping.
+    Averaged from iteration 1 on, as in Algorithm 1.
     """
-    bk = resolve(backend, X, y)
+    bk = resolve(backend, for_resolve(X), y)
     xp = bk.xp
-    X = check_X(X, bk, dtype)
+    X = check_X(X, bk, dtype, accept_sparse=True)
     n = X.shape[0]
     classes, y_index = encode_classes(y, bk)
     if y_index.shape[0] != n:
         msg = f"`y` has {y_index.shape[0]} entries but `X` has {n} rows"
         raise ValueError(msg)
-    n_iter = n if n_iter is None else int(n_iter)
-    seed = seed_from(random_state)
-    gamma = check_gamma(gamma, X, bk, seed) if kernel == "rbf" else 1.0
-
     y_host = to_numpy(y_index)
+    weights = check_sample_weight(sample_weight, n)  # None: no weights, or all equal
+    if weights is not None:
+        keep = weights > 0
+        if not np.all(keep):  # weight 0 is the row removed
+            rows = np.flatnonzero(keep)
+            X = take_rows(X, bk.asarray(rows), xp)
+            y_host, weights, n = y_host[rows], weights[rows], int(rows.size)
+        if np.all(weights == weights[0]):
+            weights = None  # equal weights: the unweighted fit, exactly
+    seed = seed_from(random_state)
     if classes.size == 2:
         targets = np.where(y_host == 1, 1.0, -1.0)[None, :]
     else:
         targets = np.where(y_host[None, :] == np.arange(classes.size)[:, None], 1.0, -1.0)
+    nu, gamma, n_iter = sbp_defaults(X, targets, weights, nu=nu, gamma=gamma, n_iter=n_iter, kernel=kernel,
+                                     seed=seed, median=lambda: check_gamma("median", X, bk, seed))
     # Many small BLAS products (one per iteration): one BLAS thread (see single_threaded_blas).
     small = n * targets.shape[0] * batch_size * X.shape[1] < (1 << 24)
     with single_threaded_blas(bk, when=small):
         result = _run(X, targets, bk, nu=nu, kernel=kernel, gamma=gamma, bias=bool(bias), n_iter=n_iter,
-                      batch_size=batch_size, seed=seed, callback=callback,
-                      verbose=verbose)
+                      batch_size=batch_size, seed=seed, callback=callback, weights=weights, verbose=verbose)
 
     alpha_bar, levels, biases = result["alpha_bar"], result["levels"], result["biases"]
     n_out = targets.shape[0]
@@ -178,7 +220,8 @@ def fit(X, y, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, back
     coef = (alpha_bar[:, support] * targets[:, support] / safe[:, None]).T
     intercept = biases / safe
     params = {
-        "nu": nu, "bias": bool(bias), "n_iter": n_iter, "batch_size": batch_size, "seed": seed,
+        "nu": nu, "gamma": float(gamma), "bias": bool(bias), "weighted": weights is not None, "n_iter": n_iter,
+        "batch_size": batch_size, "seed": seed,
         "levels": levels.tolist(), "biases": biases.tolist(), "n_iter_done": result["n_iter_done"],
         "n_support": int(support.size), "n_outputs": n_out,
     }
@@ -188,7 +231,7 @@ def fit(X, y, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, back
     X_dtype = "float32" if X.dtype == xp.float32 else "float64"
     return KernelExpansionModel(
         algorithm="sbp",
-        support_vectors=xp.take(X, bk.asarray(support.astype(np.int64)), axis=0),
+        support_vectors=take_rows(X, bk.asarray(support.astype(np.int64)), xp),
         coef=xp.astype(bk.asarray(np.ascontiguousarray(coef)), X.dtype),
         intercept=xp.astype(bk.asarray(intercept), X.dtype),
         kernel=kernel,
@@ -202,29 +245,12 @@ def fit(X, y, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, back
     )
 
 
-def _self_kernel(X, xp, kernel):
-    """``K(x_i, x_i)`` for every row: 1 for the RBF kernel, ``||x_i||^2`` for the linear."""
-    if kernel == "rbf":
-        return np.ones(X.shape[0])
-    return np.asarray(to_numpy(xp.sum(X * X, axis=1)), dtype=np.float64)
-
-
-def _batch_quad(S, yb, xp, kernel, gamma):
-    """``yb @ K(S, S) @ yb`` for the rows S, in float64 on the backend."""
-    S = xp.astype(S, xp.float64)
-    G = S @ S.T
-    if kernel == "rbf":
-        sq = xp.linalg.diagonal(G)
-        G = xp.exp(-gamma * xp.maximum(sq[:, None] + sq[None, :] - 2.0 * G, 0.0))
-    return yb @ G @ yb
-
-
 def _as_f64(xp, v):
     """A kernel's scalar result (a host float or a 0-d array) as a float64 0-d array."""
     return xp.asarray(v, dtype=xp.float64) if isinstance(v, (float, np.floating)) else xp.astype(v, xp.float64)
 
 
-def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, callback, verbose=0):
+def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, callback, weights=None, verbose=0):
     """Algorithm 1 for ``K = targets.shape[0]`` one-vs-rest problems sharing X.
 
     The loop keeps everything on the backend, in ``kbackends.sync_free``: the
@@ -240,14 +266,18 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
     all classes' sampled rows share one kernel block ``K(X, X[rows])`` (a BLAS
     product per row chunk) and each class takes its own columns, so an
     iteration costs one pass over X, not K.
+
+    ``weights`` (host, positive, not all equal) make each point a water column of
+    its width and draw the rows under water with probability proportional to it:
+    a search on the running sum of the weights under water instead of the count.
     """
     xp = bk.xp
     f64, i64 = xp.float64, xp.int64
     n = X.shape[0]
     n_out = targets.shape[0]
-    volume = n * nu
+    volume = n * nu if weights is None else float(weights.sum()) * nu
     rng = np.random.default_rng(seed)
-    self_k = _self_kernel(X, xp, kernel)
+    self_k = self_kernel(X, xp, kernel)
     eta0 = 1.0 / math.sqrt(max(float(self_k.max()), 1e-300))
     quad_self = bk.asarray(self_k)  # float64 (n,)
     Y64 = bk.asarray(targets)  # (K, n) float64: the labels, encoded once on the device
@@ -268,9 +298,23 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
     # The inputs were validated once in ``fit``: the loop calls the registered
     # kernels directly (the public ops would re-validate every iteration, about
     # as long as the work itself at USPS size).
-    level_kernel = get_kernel("water_level", bk)
-    biased_kernel = get_kernel("water_level_biased", bk)
+    if weights is None:
+        level_kernel = get_kernel("water_level", bk)
+        biased_kernel = get_kernel("water_level_biased", bk)
+    else:
+        W = bk.asarray(weights)  # (n,) float64
+        W_flat = xp.reshape(xp.stack([W] * n_out), (n_out * n,))
+        weighted_level = get_kernel("water_level_weighted", bk)
+        weighted_biased = get_kernel("water_level_biased_weighted", bk)
+
+        def level_kernel(c, volumes, offs, *, xp):
+            return weighted_level(c, W_flat, volumes, offs, xp=xp)
+
+        def biased_kernel(c, y, volume, *, xp):
+            return weighted_biased(c, y, W, volume, xp=xp)
     respond = get_kernel("kernel_response_update", bk)
+    # scipy.sparse X (cpu): the rows' squared norms once, the kernel reads each row's non-zeros
+    sparse_extra = {"sq_norms": squared_norms(X, xp).astype(X.dtype)} if is_sparse(X) else {}
     start = time.perf_counter()
     t_done = 0
     bar = progress_bar(verbose, n_iter, "sbp")
@@ -299,11 +343,21 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
                 under = xp.where(empty, at_most, under)
                 counts = xp.where(empty, xp.sum(xp.astype(at_most, i64), axis=1), counts)
             uniform = bk.asarray(rng.random((n_out, batch_size)))
-            ranks = xp.minimum(xp.astype(uniform * xp.astype(counts, f64)[:, None], i64), counts[:, None] - 1)
-            # the (rank + 1)-th row under water of class k: a search on the running count
-            running = xp.cumulative_sum(xp.reshape(xp.astype(under, i64), (n_out * n,)))
-            before = xp.cumulative_sum(counts) - counts  # rows under water in earlier classes
-            flat_at = xp.searchsorted(running, xp.reshape(before[:, None] + ranks + 1, (n_out * batch_size,)))
+            if weights is None:
+                ranks = xp.minimum(xp.astype(uniform * xp.astype(counts, f64)[:, None], i64), counts[:, None] - 1)
+                # the (rank + 1)-th row under water of class k: a search on the running count
+                running = xp.cumulative_sum(xp.reshape(xp.astype(under, i64), (n_out * n,)))
+                before = xp.cumulative_sum(counts) - counts  # rows under water in earlier classes
+                flat_at = xp.searchsorted(running, xp.reshape(before[:, None] + ranks + 1, (n_out * batch_size,)))
+            else:
+                # the row where the running weight under water passes a uniform point of class k's total
+                running = xp.cumulative_sum(xp.where(xp.reshape(under, (n_out * n,)), W_flat, 0.0))
+                ends = xp.take(running, offsets[1:] - 1)
+                before = xp.concat((xp.zeros((1,), dtype=f64), ends[:-1]))
+                target = before[:, None] + uniform * (ends - before)[:, None]
+                flat_at = xp.searchsorted(running, xp.reshape(target, (n_out * batch_size,)), side="right")
+                flat_at = xp.minimum(flat_at, xp.reshape(xp.stack([offsets[1:] - 1] * batch_size, axis=1),
+                                                         (n_out * batch_size,)))
             idx = xp.reshape(flat_at, (n_out, batch_size)) - class_start[:, None]
             idx_log[t - 1, :, :] = idx
             # ||w + step sum_j y_j phi(x_j)||^2 with c_j = s c_raw_j = y_j <w, phi(x_j)>
@@ -313,7 +367,7 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
                 quad = xp.take(quad_self, idx[:, 0])
             else:
                 quad = xp.stack([
-                    _batch_quad(xp.take(X, idx[k, :], axis=0), xp.take(Y64[k, :], idx[k, :]), xp, kernel, gamma)
+                    batch_quad(take_rows(X, idx[k, :], xp), xp.take(Y64[k, :], idx[k, :]), xp, kernel, gamma)
                     for k in range(n_out)
                 ])
             r2 = r2 + 2.0 * step * xp.sum(C_at, axis=1) + step * step * quad
@@ -321,10 +375,10 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
             coef = raw_step[:, None] * xp.reshape(xp.take(Y_flat, flat_at), (n_out, batch_size))  # step y / s
             if n_out == 1:
                 w = xp.astype(coef[0, :], X.dtype)
-                C = xp.reshape(respond(X, idx[0, :], w, Y[0, :], C[0, :], xp=xp, kernel=kernel, gamma=float(gamma)),
-                               (1, n))
+                C = xp.reshape(respond(X, idx[0, :], w, Y[0, :], C[0, :], xp=xp, kernel=kernel, gamma=float(gamma),
+                                       **sparse_extra), (1, n))
             else:
-                C = C + Y * _block_response(X, xp.reshape(idx, (n_out * batch_size,)), coef, pattern, xp, kernel, gamma)
+                C = C + Y * block_response(X, xp.reshape(idx, (n_out * batch_size,)), coef, pattern, xp, kernel, gamma)
             over = r2 > 1.0
             s = xp.where(over, s / xp.sqrt(xp.maximum(r2, 1.0)), s)
             r2 = xp.where(over, xp.ones_like(r2), r2)
@@ -348,63 +402,19 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
 
     if bar is not None:
         bar.close()
-    alpha_bar = _replay(to_numpy(idx_log)[:t_done], to_numpy(s_log)[:t_done], n, eta0, batch_size)
+    alpha_bar = replay(to_numpy(idx_log)[:t_done], to_numpy(s_log)[:t_done], n, eta0, batch_size,
+                       _RENORMALISE_BELOW)
     levels = np.empty(n_out)
     biases = np.zeros(n_out)
     for k in range(n_out):
         cb = xp.astype(C_bar[k, :] / t_done, X.dtype)
+        w = None if weights is None else W
         if bias:
-            g, b = ops.water_level_biased(cb, Y[k, :], volume, check_finite=False)
+            g, b = ops.water_level_biased(cb, Y[k, :], volume, weights=w, check_finite=False)
             levels[k], biases[k] = float(g), float(b)
         else:
-            levels[k] = float(ops.water_level(cb, volume, check_finite=False))
+            levels[k] = float(ops.water_level(cb, volume, weights=w, check_finite=False))
     return {"alpha_bar": alpha_bar, "levels": levels, "biases": biases, "n_iter_done": t_done}
-
-
-def _replay(idx_log, s_log, n, eta0, batch_size):
-    """The averaged coefficients ``alpha_bar`` (K, n) from the loop's log, on the host.
-
-    Iteration t added ``raw_step = (eta_t / batch_size) / s`` (s at its start) to the
-    unscaled coefficient ``a`` of each drawn row (``idx_log[t - 1]``) and
-    ``raw_step * S`` to the averaging correction ``B``; then ``s`` became
-    ``s_log[t - 1]`` and ``S`` grew by it; a renormalisation (any ``s`` below the
-    threshold) flushed ``S a - B`` and rescaled ``a``. ``sum_t alpha_t = S a - B``
-    plus what was flushed: the same float64 operations in the same order as the
-    host bookkeeping inside the loop did before.
-    """
-    n_done, n_out, _ = idx_log.shape
-    rows_k = np.repeat(np.arange(n_out), batch_size)
-    a = np.zeros((n_out, n))
-    B = np.zeros((n_out, n))
-    flushed = np.zeros((n_out, n))
-    S = np.zeros(n_out)
-    s = np.ones(n_out)
-    for t in range(1, n_done + 1):
-        eta = eta0 / math.sqrt(t)
-        raw_step = (eta / batch_size) / s
-        rows = idx_log[t - 1].ravel()
-        np.add.at(a, (rows_k, rows), np.repeat(raw_step, batch_size))
-        np.add.at(B, (rows_k, rows), np.repeat(raw_step * S, batch_size))
-        s = s_log[t - 1]
-        S = S + s
-        if np.any(s < _RENORMALISE_BELOW):
-            flushed += S[:, None] * a - B
-            a *= s[:, None]
-            B[:] = 0.0
-            S[:] = 0.0
-            s = np.ones(n_out)
-    return (flushed + S[:, None] * a - B) / n_done
-
-
-def _block_response(X, rows, coef, pattern, xp, kernel, gamma, chunk_elements=1 << 22):
-    """``(K(X, X[rows]) @ W).T`` of shape (K, n) where W (K * batch, K) is block
-    diagonal with class k's coefficients ``coef[k]`` in its own rows (``pattern``:
-    the 0/1 block-diagonal mask): every class's sampled rows share one kernel
-    block per row chunk."""
-    n_out, batch = coef.shape
-    Srows = xp.take(X, rows, axis=0)
-    W = xp.astype(xp.reshape(coef, (n_out * batch,))[:, None] * pattern, X.dtype)
-    return kernel_expansion(X, Srows, W, kernel=kernel, gamma=gamma, xp=xp, chunk_elements=chunk_elements).T
 
 
 def decision_function(model, X, *, backend="auto"):
@@ -433,6 +443,8 @@ class SBPClassifier(FunctionalClassifier):
     model_ : KernelExpansionModel
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
+    n_iter_ : int
+        Iterations run (``n_iter="auto"``: chosen from the data).
 
     Examples
     --------
@@ -440,12 +452,29 @@ class SBPClassifier(FunctionalClassifier):
     >>> from algorithms import SBPClassifier
     >>> X, y = load_iris(return_X_y=True)
     >>> clf = SBPClassifier(nu=0.05, n_iter=1500, random_state=0).fit(X, y)
+    >>> clf.n_iter_
+    1500
     >>> clf.score(X, y) > 0.9
     True
     """
 
     _params = with_probability(PARAMS)  # + `probability` (algorithms._calibration)
+    _accept_sparse = True  # scipy.sparse X on cpu: the sparse response kernel, sparse support vectors
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on (X, y); ``sample_weight`` as in :func:`algorithms.sbp.fit` (weight k:
+        the row repeated k times; 0: removed; negative: ValueError). Sets ``n_iter_``."""
+        self._sample_weight = sample_weight
+        try:
+            super().fit(X, y)
+        finally:
+            del self._sample_weight
+        self.n_iter_ = int(self.model_.params["n_iter_done"])
+        return self
+
+    def _fit_args(self, X, y, rows=None):
+        return X, y, weights_of_rows(getattr(self, "_sample_weight", None), rows)
 

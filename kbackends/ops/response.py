@@ -8,6 +8,7 @@ from .._backend import resolve
 from .._registry import get_kernel
 from ..kernels.response._xp import KERNEL_CODES
 from ._checks import check_all_finite, check_float, check_index, check_ndim, check_positive, check_signs
+from ._sparse import as_csr, check_sparse_backend, is_sparse
 
 __all__ = ["RESPONSE_KERNELS", "kernel_response_update"]
 
@@ -16,7 +17,8 @@ RESPONSE_KERNELS = tuple(KERNEL_CODES)
 the table its compiled kernels take the codes from."""
 
 
-def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, backend="auto", check_finite=True):
+def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, sq_norms=None, backend="auto",
+                           check_finite=True):
     """Responses after changing the coefficients of rows ``idx``: the SBP's update.
 
     ``c + y * (K(X, X[idx]) @ (coef * y[idx]))``, fused: no n x |idx| kernel matrix is
@@ -24,7 +26,10 @@ def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, backe
 
     Parameters
     ----------
-    X : array of shape (n, d)
+    X : array or scipy.sparse matrix / array of shape (n, d)
+        scipy.sparse (any format; made canonical CSR) on the cpu backend only:
+        each row is read through its non-zeros, the m changed rows densified
+        (m x d), never X. cupyx.scipy.sparse is refused (TypeError): pass it dense.
     idx : int array of shape (m,)
         Rows whose coefficients changed.
     coef : array of shape (m,)
@@ -36,6 +41,9 @@ def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, backe
     kernel : {"rbf", "linear"}, default "rbf"
         ``exp(-gamma ||x - x'||^2)`` or ``x . x'``.
     gamma : float > 0
+    sq_norms : array of shape (n,), optional
+        ``||x_i||^2`` of the rows of a sparse ``X`` (computed once by a caller that
+        updates many times; computed here otherwise). Ignored for dense ``X``.
     backend, check_finite
         As in :func:`rff_features`.
 
@@ -48,12 +56,21 @@ def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, backe
         msg = f"`kernel` must be one of {RESPONSE_KERNELS}, got {kernel!r}"
         raise ValueError(msg)
     check_positive("gamma", gamma)
-    bk = resolve(backend, X, idx, coef, y, c)
+    if type(X).__module__.startswith("cupyx"):
+        msg = "`X` is a cupyx.scipy.sparse matrix, which kernel_response_update does not take: pass X.toarray()"
+        raise TypeError(msg)
+    sparse_X = as_csr(X) if is_sparse(X) else None
+    bk = resolve(backend, *((idx, coef, y, c) if sparse_X is not None else (X, idx, coef, y, c)))
     xp = bk.xp
-    X, idx, coef, y, c = (bk.asarray(a) for a in (X, idx, coef, y, c))
-    check_ndim(X, "X", 2, show_shape=False)
+    idx, coef, y, c = (bk.asarray(a) for a in (idx, coef, y, c))
+    if sparse_X is not None:
+        check_sparse_backend(bk)
+        X = sparse_X
+    else:
+        X = bk.asarray(X)
+        check_ndim(X, "X", 2, show_shape=False)
+        check_float(xp, X, "X")
     n = X.shape[0]
-    check_float(xp, X, "X")
     for name, a, length in (("y", y, n), ("c", c, n), ("coef", coef, idx.shape[0] if idx.ndim == 1 else -1)):
         if a.ndim != 1 or a.shape[0] != length:
             msg = f"`{name}` must be 1-D of length {length}, got shape {tuple(a.shape)}"
@@ -63,9 +80,14 @@ def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, backe
         raise ValueError(msg)
     check_index(xp, idx, n, f"`idx` must index rows of `X` (0 <= idx < {n})")
     check_signs(xp, y)
-    check_all_finite(xp, check_finite, {"X": X, "coef": coef, "c": c}, together=True)
+    check_all_finite(xp, check_finite, {"X": X if sparse_X is None else xp.asarray(X.data), "coef": coef, "c": c},
+                     together=True)
     c = xp.astype(c, X.dtype)
     y = xp.astype(y, X.dtype)
     w = xp.astype(coef, X.dtype) * xp.take(y, idx)
-    return get_kernel("kernel_response_update", bk)(X, idx, w, y, c, xp=xp, kernel=kernel, gamma=float(gamma))
+    extra = {}
+    if sparse_X is not None:
+        extra["sq_norms"] = (xp.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype).ravel() if sq_norms is None
+                             else xp.astype(bk.asarray(sq_norms), X.dtype))
+    return get_kernel("kernel_response_update", bk)(X, idx, w, y, c, xp=xp, kernel=kernel, gamma=float(gamma), **extra)
 

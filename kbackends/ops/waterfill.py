@@ -13,7 +13,23 @@ from ._checks import check_all_finite, check_float, check_ndim, check_real, chec
 __all__ = ["water_level", "water_level_biased"]
 
 
-def water_level(c, volume, *, segments=None, backend="auto", check_finite=True):
+def _check_weights(xp, bk, weights, c):
+    """``weights`` as a float64 backend array of c's length, finite and >= 0."""
+    weights = bk.asarray(weights)
+    if weights.shape != c.shape:
+        msg = f"`weights` must have the shape of `c` {tuple(c.shape)}, got {tuple(weights.shape)}"
+        raise ValueError(msg)
+    if not (xp.isdtype(weights.dtype, "real floating") or xp.isdtype(weights.dtype, "integral")):
+        msg = f"`weights` must be real numbers, got dtype {weights.dtype}"
+        raise TypeError(msg)
+    weights = xp.astype(weights, xp.float64)
+    if not bool(xp.all(xp.isfinite(weights) & (weights >= 0))):
+        msg = "`weights` must be finite and >= 0"
+        raise ValueError(msg)
+    return weights
+
+
+def water_level(c, volume, *, segments=None, weights=None, backend="auto", check_finite=True):
     """Water level gamma with ``sum_i max(0, gamma - c_i) = volume`` (the SBP's find_gamma).
 
     Pour ``volume`` of water over columns of heights ``c``: gamma is the surface.
@@ -29,6 +45,10 @@ def water_level(c, volume, *, segments=None, backend="auto", check_finite=True):
     segments : array of shape (n_segments + 1,) of int, optional
         Offsets: segment s is ``c[segments[s]:segments[s+1]]``; non-decreasing,
         from 0 to n, no empty segment. None: one segment, all of ``c``.
+    weights : array of shape (n,), optional
+        Column widths ``w_i >= 0`` (sample weights): ``sum_i w_i max(0, gamma -
+        c_i) = volume``; integer widths give the level of each height repeated
+        that many times, width 0 removes it. Each segment needs a positive total.
     backend, check_finite
         As in :func:`rff_features`.
 
@@ -88,11 +108,21 @@ def water_level(c, volume, *, segments=None, backend="auto", check_finite=True):
         msg = "`volume` must be >= 0"
         raise ValueError(msg)
     check_all_finite(xp, check_finite, {"c": c, "volume": volume}, together=True)
+    if weights is not None:
+        weights = _check_weights(xp, bk, weights, c)
+        if k:
+            total = xp.cumulative_sum(weights)
+            ends = xp.take(xp.concat((xp.zeros((1,), dtype=xp.float64), total)), offsets)
+            if not bool(xp.all(ends[1:] - ends[:-1] > 0)):
+                msg = "`weights` must have a positive sum in every segment"
+                raise ValueError(msg)
+        levels = xp.astype(get_kernel("water_level_weighted", bk)(c, weights, volume, offsets, xp=xp), c.dtype)
+        return levels[0] if segments is None else levels
     levels = get_kernel("water_level", bk)(c, volume, offsets, xp=xp)
     return levels[0] if segments is None else levels
 
 
-def water_level_biased(c, y, volume, *, backend="auto", check_finite=True):
+def water_level_biased(c, y, volume, *, weights=None, backend="auto", check_finite=True):
     """Water level and unregularised bias of the two-basin problem (SBP, Section 3.6).
 
     Finds gamma and b with ``sum_i max(0, gamma - (c_i + y_i b)) = volume`` and the
@@ -106,6 +136,10 @@ def water_level_biased(c, y, volume, *, backend="auto", check_finite=True):
     y : array of shape (n,)
         Labels +1 / -1 (both present).
     volume : float >= 0
+    weights : array of shape (n,), optional
+        Column widths ``w_i >= 0`` (sample weights): ``sum_i w_i max(0, gamma -
+        (c_i + y_i b)) = volume``, and at the optimum both basins hold the same
+        width under water; each class needs a positive total width.
     backend, check_finite
         As in :func:`rff_features`.
 
@@ -141,6 +175,13 @@ def water_level_biased(c, y, volume, *, backend="auto", check_finite=True):
         raise ValueError(msg)
     volume = check_real("volume", volume.item() if hasattr(volume, "item") else volume, low=0.0)
     check_all_finite(xp, check_finite, {"c": c, "volume": volume}, together=True)
+    if weights is not None:
+        weights = _check_weights(xp, bk, weights, c)
+        if not (bool(xp.any((y == 1) & (weights > 0))) and bool(xp.any((y == -1) & (weights > 0)))):
+            msg = "`weights` must be positive on some example of each class"
+            raise ValueError(msg)
+        gamma, b = get_kernel("water_level_biased_weighted", bk)(c, y, weights, volume, xp=xp)
+        return xp.asarray(gamma, dtype=c.dtype), xp.asarray(b, dtype=c.dtype)
     gamma, b = get_kernel("water_level_biased", bk)(c, y, volume, xp=xp)
     return xp.asarray(gamma, dtype=c.dtype), xp.asarray(b, dtype=c.dtype)
 

@@ -333,3 +333,18 @@ def test_registry_matches_the_modules():
     assert set(ALGORITHMS["tsgsu"].choices["loss"]) == set(tsgsu.MARGIN_LOSSES)
     assert set(ALGORITHMS["tsgsu"].choices["correction"]) == set(tsgsu.CORRECTIONS)
     assert set(ALGORITHMS["s3gd"].names) == set(s3gd.DEFAULT_INNER_ITER)
+
+
+def test_sbp_keeps_libsvm_rows_sparse(files, tmp_path, capsys):
+    """--algo sbp trains on the LIBSVM file's CSR rows as read (cpu): the model holds CSR
+    support vectors (saved as CSR parts) and predicts the sparse test file; a CSV file
+    trains dense."""
+    import scipy.sparse as sp
+
+    model = tmp_path / "m.npz"
+    assert main(["train", str(files["dir"] / "train.svm"), str(model), "--algo", "sbp", "--quiet", *FAST["sbp"]]) == 0
+    assert sp.issparse(load(model).support_vectors)
+    assert main(["predict", str(model), str(files["dir"] / "test.svm"), str(tmp_path / "p.txt")]) == 0
+    assert float(capsys.readouterr().out.split("accuracy ")[1].split("%")[0]) > 80
+    assert main(["train", str(files["train.csv.gz"]), str(model), "--algo", "sbp", "--quiet", *FAST["sbp"]]) == 0
+    assert not sp.issparse(load(model).support_vectors)

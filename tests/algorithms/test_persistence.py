@@ -331,3 +331,37 @@ def test_load_of_a_directory_or_a_missing_file(tmp_path):
         algorithms.load(tmp_path)
     with pytest.raises(FileNotFoundError):
         algorithms.load(tmp_path / "nothing.npz")
+
+
+def test_sparse_support_vectors_are_saved_sparse(tmp_path):
+    """Format 3: an SBP fitted on CSR rows keeps its support vectors CSR in the file
+    (their non-zeros only) and loads back CSR, predicting the same."""
+    import scipy.sparse as sp
+
+    Xs = sp.random(150, 400, density=0.02, random_state=0, format="csr")
+    sums = np.asarray(Xs.sum(axis=1)).ravel()
+    y = np.where(sums > np.median(sums), 1, -1)
+    model = sbp.fit(Xs, y, nu=0.05, n_iter=60, random_state=0)
+    path = model.save(tmp_path / "m.npz")
+    with np.load(path) as data:
+        assert "support_vectors" not in data.files
+        assert data["support_vectors.data"].size == model.support_vectors.nnz
+    loaded = algorithms.load(path)
+    assert sp.issparse(loaded.support_vectors)
+    assert (loaded.support_vectors != model.support_vectors).nnz == 0
+    np.testing.assert_array_equal(sbp.decision_function(loaded, Xs), sbp.decision_function(model, Xs))
+
+
+def test_a_broken_sparse_field_is_refused(tmp_path):
+    import scipy.sparse as sp
+
+    Xs = sp.random(60, 50, density=0.1, random_state=1, format="csr")
+    model = sbp.fit(Xs, np.arange(60) % 2, nu=0.05, n_iter=30, random_state=0)
+    path = model.save(tmp_path / "m.npz")
+    with np.load(path) as data:
+        parts = {k: data[k] for k in data.files}
+    parts["support_vectors.indices"] = parts["support_vectors.indices"] + 1000  # columns out of range
+    with open(path, "wb") as fh:
+        np.savez(fh, **parts)
+    with pytest.raises(ValueError, match="sparse array 'support_vectors' is not a valid CSR matrix"):
+        algorithms.load(path)

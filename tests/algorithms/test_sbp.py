@@ -181,7 +181,7 @@ def test_nu_from_svm_matches_the_paper_relation(cancer):
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
-        ({"nu": 0.0}, ValueError, "`nu` must be a positive"),
+        ({"nu": 0.0}, ValueError, "`nu` must be .auto. or a positive"),
         ({"kernel": "poly"}, ValueError, "`kernel` must be one of"),
         ({"bias": "yes"}, TypeError, "`bias` must be True or False"),
         ({"n_iter": 0}, ValueError, "`n_iter` must be an integer >= 1"),

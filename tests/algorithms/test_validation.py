@@ -122,6 +122,8 @@ def test_bad_hyper_parameters_name_the_argument(name, param, value, error, expec
     if name == "dsg" and param == "batch_size":  # DSG's batch_size also takes "auto"
         expected = expected.replace("must be an", "must be 'auto' or an")
     X, y = _data()
+    if name == "sbp":  # SBP's gamma also takes "scale"
+        expected = expected.replace("'median' or", "one of ('median', 'scale') or")
     with pytest.raises(error, match=expected.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
                        .replace("*", r"\*")):
         _fit(module, X, y, **{param: value})

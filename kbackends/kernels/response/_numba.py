@@ -72,6 +72,45 @@ def _update_from_dots_serial(dots, sq_x, sq_s, w, y, c, out, kernel_code, gamma)
         out[i] = c[i] + y[i] * _row_from_dots(dots, sq_x, sq_s, w, i, kernel_code, gamma)
 
 
+@register_jitable
+def _sparse_row(data, indices, indptr, sq_x, S, sq_s, w, i, kernel_code, gamma):
+    acc = 0.0
+    for j in range(S.shape[0]):
+        dot = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            dot += data[p] * S[j, indices[p]]
+        if kernel_code == 0:
+            acc += w[j] * math.exp(-gamma * max(sq_x[i] + sq_s[j] - 2.0 * dot, 0.0))
+        else:
+            acc += w[j] * dot
+    return acc
+
+
+@njit(parallel=True, fastmath=_FAST, cache=True)
+def _update_sparse(data, indices, indptr, sq_x, S, sq_s, w, y, c, out, kernel_code, gamma):
+    for i in prange(out.shape[0]):
+        out[i] = c[i] + y[i] * _sparse_row(data, indices, indptr, sq_x, S, sq_s, w, i, kernel_code, gamma)
+
+
+@njit(fastmath=_FAST, cache=True)
+def _update_sparse_serial(data, indices, indptr, sq_x, S, sq_s, w, y, c, out, kernel_code, gamma):
+    for i in range(out.shape[0]):
+        out[i] = c[i] + y[i] * _sparse_row(data, indices, indptr, sq_x, S, sq_s, w, i, kernel_code, gamma)
+
+
+def _sparse_update(X, idx, w, y, c, out, kernel, gamma, sq_norms):
+    """CSR ``X``: the changed rows densified (m x d, the model's size), each row of X
+    read once per changed row through its non-zeros; squared norms precomputed."""
+    S = X[np.asarray(idx)].toarray()
+    sq_s = np.einsum("ij,ij->i", S, S)
+    if sq_norms is None:
+        sq_norms = np.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype).ravel()
+    update = _update_sparse if X.nnz * S.shape[0] >= _PARALLEL_FROM else _update_sparse_serial
+    update(X.data, X.indices, X.indptr, sq_norms.astype(X.dtype, copy=False), S, sq_s, w.astype(X.dtype),
+           y, c, out, KERNEL_CODES[kernel], float(gamma))
+    return out
+
+
 _PARALLEL_FROM = 1 << 24  # multiply-adds per call
 
 # From this many changed rows on, the inner products come from one BLAS product
@@ -81,11 +120,13 @@ _GEMM_FROM = 8
 _CHUNK_ELEMENTS = 1 << 20
 
 
-def kernel_response_update(X, idx, w, y, c, *, xp, kernel, gamma):
-    S = np.ascontiguousarray(X[np.asarray(idx)])
+def kernel_response_update(X, idx, w, y, c, *, xp, kernel, gamma, sq_norms=None):
     out = np.empty_like(c)
-    n, m = X.shape[0], S.shape[0]
     y = y.astype(c.dtype, copy=False)
+    if hasattr(X, "tocsr"):  # scipy.sparse CSR (canonical: the op checked it)
+        return _sparse_update(X, idx, w, y, c, out, kernel, gamma, sq_norms) if X.shape[0] else out
+    S = np.ascontiguousarray(X[np.asarray(idx)])
+    n, m = X.shape[0], S.shape[0]
     if not n:
         return out
     if m < _GEMM_FROM:

@@ -5,7 +5,16 @@ KERNEL_CODES = {"rbf": 0, "linear": 1}
 _CHUNK_ELEMENTS = 1 << 22
 
 
-def kernel_response_update(X, idx, w, y, c, *, xp, kernel, gamma):
+def kernel_response_update(X, idx, w, y, c, *, xp, kernel, gamma, sq_norms=None):
+    if hasattr(X, "tocsr"):  # scipy.sparse: the changed rows dense, the products by scipy
+        import numpy as np
+
+        S = X[np.asarray(idx)].toarray()
+        dots = np.asarray(X @ S.T)
+        if KERNEL_CODES[kernel] == 0:
+            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sq_norms is None else sq_norms
+            dots = np.exp(-gamma * np.maximum(sq[:, None] + np.sum(S * S, axis=1)[None, :] - 2.0 * dots, 0.0))
+        return c + y * (dots @ w)
     S = xp.take(X, idx, axis=0)
     sq_s = xp.sum(S * S, axis=1)
     n = X.shape[0]

@@ -232,3 +232,114 @@ def biased_level(P, N, volume, seed):
     u = 0.5 * (lower + upper)
     gamma = 0.5 * level
     return gamma, gamma - u
+
+
+@register_jitable
+def segment_level_weighted(a, wts, volume, seed):
+    """Level gamma with ``sum_i wts_i max(0, gamma - a_i) = volume`` (widths
+    ``wts >= 0``, some positive) by the same expected-linear selection as
+    :func:`segment_level`, the widths permuted with the values (both scratch
+    copies). Volume 0 gives the lowest value of positive width."""
+    n = a.shape[0]
+    if volume <= 0.0:
+        m = np.inf
+        for i in range(n):
+            if wts[i] > 0.0:
+                m = min(m, a[i])
+        return m
+    state = np.uint64(seed) * _LCG_A + _LCG_C
+    lo = 0
+    hi = n
+    w_below = 0.0
+    s_below = 0.0
+    while lo < hi:
+        state = state * _LCG_A + _LCG_C
+        p = a[lo + int((state >> _SHIFT) % np.uint64(hi - lo))]
+        j = lo
+        w_low = 0.0
+        s_low = 0.0
+        for i in range(lo, hi):  # values below p (and their widths) to the front of [lo, hi)
+            if a[i] < p:
+                t = a[i]
+                a[i] = a[j]
+                a[j] = t
+                u = wts[i]
+                wts[i] = wts[j]
+                wts[j] = u
+                w_low += u
+                s_low += u * t
+                j += 1
+        if p * (w_below + w_low) - (s_below + s_low) >= volume:
+            hi = j
+        else:
+            w_below += w_low
+            s_below += s_low
+            k = j
+            for i in range(j, hi):  # values equal to p are under water too
+                if a[i] == p:
+                    u = wts[i]
+                    a[i] = a[k]
+                    wts[i] = wts[k]
+                    a[k] = p
+                    wts[k] = u
+                    w_below += u
+                    s_below += u * p
+                    k += 1
+            lo = k
+    return (volume + s_below) / w_below
+
+
+@register_jitable
+def biased_level_weighted(P, WP, N, WN, volume):
+    """Two-basin level and bias with widths (see ``_xp.water_level_biased_weighted``):
+    ``P``, ``N`` the sorted values of each class, ``WP``, ``WN`` their cumulative
+    widths. A merge of the cumulative widths walks the columns Q(m) = q_P(m) + q_N(m)
+    in order; the first that fits gives 2 gamma. O(n) after the sorts."""
+    nP = P.shape[0]
+    nN = N.shape[0]
+    cap = min(WP[nP - 1], WN[nN - 1])
+    inf = np.inf
+    ip = 0  # first index with WP[ip] >= mark
+    i_n = 0
+    prev = 0.0
+    w_acc = 0.0
+    s_acc = 0.0
+    level = inf
+    m_star = 0.0
+    while True:
+        # the next mark: the smaller of the next cumulative widths of either class
+        while ip < nP and WP[ip] <= prev:
+            ip += 1
+        while i_n < nN and WN[i_n] <= prev:
+            i_n += 1
+        mark = min(WP[ip] if ip < nP else inf, WN[i_n] if i_n < nN else inf)
+        if mark > cap or mark == inf:
+            break
+        q = P[ip] + N[i_n]
+        if volume <= 0.0:
+            level = q
+            m_star = mark
+            break
+        if w_acc > 0.0 and (volume + s_acc) / w_acc <= q:
+            break  # the previous column fitted
+        width = mark - prev
+        w_acc += width
+        s_acc += width * q
+        level = (volume + s_acc) / w_acc
+        m_star = mark
+        prev = mark
+    if volume > 0.0:
+        level = (volume + s_acc) / w_acc
+    # quantiles at m*: first index with cumulative width >= m* (left) and > m* (right)
+    a_l = np.searchsorted(WP, m_star, side="left")
+    a_r = np.searchsorted(WP, m_star, side="right")
+    b_l = np.searchsorted(WN, m_star, side="left")
+    b_r = np.searchsorted(WN, m_star, side="right")
+    p_l = P[a_l] if a_l < nP else inf
+    p_r = P[a_r] if a_r < nP else inf
+    n_l = N[b_l] if b_l < nN else inf
+    n_r = N[b_r] if b_r < nN else inf
+    lower = max(p_l, level - n_r)
+    upper = min(p_r, level - n_l)
+    gamma = 0.5 * level
+    return gamma, gamma - 0.5 * (lower + upper)

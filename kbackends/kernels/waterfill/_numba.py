@@ -1,10 +1,12 @@
 """Numba water level: segments in parallel, each by expected-linear selection;
-the two-basin level by a bisection of quickselects (expected linear, no sort)."""
+the two-basin level by a bisection of quickselects (expected linear, no sort).
+With widths (sample weights): the same selection carrying the widths; the
+weighted two basins by two sorts and a merge (O(n log n))."""
 
 import numpy as np
 from numba import njit, prange
 
-from ._core import biased_level, segment_level_sampled
+from ._core import biased_level, biased_level_weighted, segment_level_sampled, segment_level_weighted
 
 
 @njit(parallel=True, cache=True)
@@ -56,3 +58,36 @@ def _biased(c, y, volume):
 def water_level_biased(c, y, volume, *, xp):
     gamma, b = _biased(np.ascontiguousarray(c), np.ascontiguousarray(y), float(volume))
     return gamma, b
+
+
+@njit(cache=True)
+def _levels_weighted(c, weights, volume, offsets, out):
+    for s in range(offsets.shape[0] - 1):
+        lo, hi = offsets[s], offsets[s + 1]
+        a = c[lo:hi].astype(np.float64)
+        w = weights[lo:hi].astype(np.float64)
+        out[s] = segment_level_weighted(a, w, volume[s], s + 1)
+
+
+def water_level_weighted(c, weights, volume, offsets, *, xp):
+    out = np.empty(offsets.shape[0] - 1, dtype=np.float64)
+    _levels_weighted(c, weights, volume.astype(np.float64), offsets.astype(np.int64), out)
+    return out
+
+
+@njit(cache=True)
+def _biased_weighted(c, y, weights, volume):
+    pos = np.flatnonzero(y > 0)
+    neg = np.flatnonzero(y <= 0)
+    op = pos[np.argsort(c[pos], kind="mergesort")]
+    on = neg[np.argsort(c[neg], kind="mergesort")]
+    P = c[op].astype(np.float64)
+    N = c[on].astype(np.float64)
+    WP = np.cumsum(weights[op].astype(np.float64))
+    WN = np.cumsum(weights[on].astype(np.float64))
+    return biased_level_weighted(P, WP, N, WN, volume)
+
+
+def water_level_biased_weighted(c, y, weights, volume, *, xp):
+    return _biased_weighted(np.ascontiguousarray(c), np.ascontiguousarray(y), np.ascontiguousarray(weights),
+                            float(volume))
