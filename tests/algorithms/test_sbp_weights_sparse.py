@@ -83,6 +83,7 @@ def cancer():
 
 def test_sparse_fit_is_the_dense_fit(cancer):
     X, y = cancer
+    X = np.where(np.abs(X) < 1.0, 0.0, X)  # about 30% stored: it stays sparse (>= 50% would be made dense)
     dense = SBPClassifier(random_state=0, n_iter=300).fit(X, y)
     for form in (sp.csr_matrix(X), sp.coo_matrix(X)):
         est = SBPClassifier(random_state=0, n_iter=300).fit(form, y)
@@ -126,7 +127,7 @@ def test_heavy_class_pulls_the_decision(cancer):
 
 def test_negative_weights_refused(cancer):
     X, y = cancer
-    with pytest.raises(ValueError, match="Negative|>= 0"):
+    with pytest.raises(ValueError, match="non-negative"):
         SBPClassifier(n_iter=5).fit(X, y, sample_weight=-np.ones(len(y)))
     with pytest.raises(ValueError, match=">= 0"):
         sbp.fit(X, y, -np.ones(len(y)), nu=0.1, n_iter=5)
