@@ -20,10 +20,10 @@ one launch. SVRG's snapshot is the exact gradient over all n rows, a job for
 the whole GPU: it goes through ``xp.matmul`` (cuBLAS) and the block runs one
 outer loop per launch.
 
-Launches: an S3GD or SGD call is the kernel plus ~10 small CuPy ones (the
-weights' copy, the record and scratch allocations): on a9a at batch 10 and the
-default checkpoint (41 outer loops of 20 steps a call) that is ~0.013 launches
-per inner step. An SVRG call adds about a dozen per outer loop of 50 steps (two
+Launches: an S3GD or SGD call is the kernel plus 6 small CuPy ones (the
+weights' copy, five zeroed buffers): on a9a at batch 10 and the default
+checkpoint (41 outer loops of 20 steps a call) that is ~0.009 launches per
+inner step. An SVRG call adds about a dozen per outer loop of 50 steps (two
 GEMVs, the loss derivative, a sum, the kernel). Per step the block runs 7 barriers (phase a: one round
 of 16 rows, a 4-level tree; phase b) and ~5 dependent global loads (batch row,
 X, neighbour index, D; then batch row and X again).
