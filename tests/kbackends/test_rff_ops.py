@@ -8,8 +8,9 @@ from kbackends import ops
 from kbackends.random import omega_block
 from kbackends.testing import assert_matches_oracle, host, on
 
-# (n_samples, n_features, n_dims): empty, single, odd, larger than one row tile (64).
-SIZES = [(0, 5, 3), (1, 1, 1), (7, 5, 3), (131, 33, 4)]
+# (n_samples, n_features, n_dims): empty, single, odd, past one row tile (64 rows: the numba
+# tile and the cuda weighted sum's rows a thread) and one 32-column block, a partial one after each.
+SIZES = [(0, 5, 3), (1, 1, 1), (7, 5, 3), (67, 33, 4)]
 FORMS = ["cos", "cossin"]
 
 

@@ -204,3 +204,56 @@ def test_threaded_segments(monkeypatch):
     sizes = [5000, 1, 4097, 300]
     c = rng.standard_normal(sum(sizes))
     _check(make_backend("cpu"), "float64", c, [1.0, 0.5, 50.0, 0.0], np.r_[0, np.cumsum(sizes)])
+
+
+class _Recording:
+    """``array_api_strict`` with the dtype of every array its functions return recorded."""
+
+    def __init__(self, xp):
+        self._xp, self.dtypes = xp, set()
+
+    def __getattr__(self, name):
+        got = getattr(self._xp, name)
+        if not callable(got) or isinstance(got, type):
+            return got
+
+        def call(*args, **kwargs):
+            out = got(*args, **kwargs)
+            for a in out if isinstance(out, tuple) else (out,):
+                if hasattr(a, "dtype"):
+                    self.dtypes.add(str(a.dtype).rsplit(".", 1)[-1])
+            return out
+
+        return call
+
+
+@pytest.mark.transfer_guard
+@pytest.mark.parametrize("dtype_name", ["float32", "float64"])
+def test_cuda_biased_level_stays_on_the_device_in_its_dtype(dtype_name):
+    """The cuda ``water_level_biased`` is array-API code only: run on array_api_strict
+    inside a sync-free region under the transfer guard (no float(), no mask, no
+    nonzero: nothing the host must wait for), with the volume a 0-d float64 device
+    array as SBP passes it; every array it makes keeps ``c``'s float dtype (float32 in,
+    float32 sorts and scan); the result is the reference's."""
+    import array_api_strict as xs
+
+    import kbackends
+    from kbackends.testing import transfer_guard
+
+    cuda_biased = kernel_module("waterfill", "cuda").water_level_biased
+    rng = np.random.default_rng(5)
+    for n_pos, n_neg, volume in ((1, 1, 0.0), (7, 3, 0.5), (20, 31, 40.0)):
+        c = rng.integers(-3, 4, n_pos + n_neg).astype(dtype_name)
+        y = rng.permutation(np.r_[np.ones(n_pos, dtype=np.int64), -np.ones(n_neg, dtype=np.int64)])
+        rec = _Recording(xs)
+        with transfer_guard() as log:
+            c_d, y_d, v_d = xs.asarray(c), xs.asarray(y), xs.asarray(np.float64(volume))
+            with kbackends.sync_free():
+                gamma, b = cuda_biased(c_d, y_d, v_d, xp=rec)
+        assert log.regions == 1 and log.blocked == []
+        floats = {d for d in rec.dtypes if d.startswith("float")}
+        assert floats == {dtype_name}, rec.dtypes
+        assert gamma.dtype == b.dtype == getattr(xs, dtype_name)
+        want = _biased_oracle(c, y, volume)
+        tol = (1e-5 if dtype_name == "float32" else 1e-12) * (4 + volume)
+        assert (float(gamma), float(b)) == pytest.approx(want, abs=tol)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kbackends import to_numpy
-from kbackends.testing import kernel_module
+from kbackends.testing import assert_matches_oracle, kernel_module
 
 pytestmark = pytest.mark.cuda
 
@@ -49,10 +49,12 @@ def _check(bk, dtype_name, parts, volumes):
     assert np.all(error <= tol[~empty]), (got, want, tol)
 
 
-@pytest.mark.parametrize("volume", [0.0, 1e-9, 1.0, 1e9])
-def test_adversarial_segments(gpu, dtype_name, volume):
+VOLUMES = (0.0, 1e-9, 1.0, 1e9)
+
+
+def _adversarial_parts():
     rng = np.random.default_rng(0)
-    parts = [
+    return [
         [3.5],  # one value
         rng.standard_normal(7),  # odd
         [],  # empty: NaN
@@ -63,7 +65,21 @@ def test_adversarial_segments(gpu, dtype_name, volume):
         [-0.0, 0.0, 0.0],  # signed zeros (keys either side of the sign bit)
         1.0 + np.arange(6) * np.finfo(np.float32).eps,  # differ in the last digit of the key only
     ]
-    _check(gpu, dtype_name, parts, [volume * (s + 1) for s in range(len(parts))])
+
+
+@pytest.mark.parametrize("volume", VOLUMES)
+def test_adversarial_segments(gpu, volume):
+    """float32 (the GPU's dtype): every segment at every volume scale (0: the minimum
+    exactly; tiny; 1; huge: all under water)."""
+    parts = _adversarial_parts()
+    _check(gpu, "float32", parts, [volume * (s + 1) for s in range(len(parts))])
+
+
+def test_adversarial_segments_float64(gpu):
+    """float64 (64-bit keys, 8 passes): the same segments in one call, the volume scales
+    taking turns over them (a simulated block costs the same whichever volume it sees)."""
+    parts = _adversarial_parts()
+    _check(gpu, "float64", parts, [VOLUMES[s % len(VOLUMES)] * (s + 1) for s in range(len(parts))])
 
 
 @pytest.mark.parametrize("case", ["normal", "ties", "constant"])
@@ -71,17 +87,18 @@ def test_a_segment_over_several_tiles(gpu, dtype_name, case):
     _TILE = kernel_module("waterfill", "cuda")._TILE
 
     rng = np.random.default_rng(1)
-    n = 2 * _TILE + 17  # three tiles, the last one partial
+    n = _TILE + 17  # the long segment: a full tile and a partial one
     c = {"normal": rng.standard_normal(n) * 100, "ties": rng.integers(-2, 2, n).astype(float),
          "constant": np.full(n, 7.0)}[case]
     _check(gpu, dtype_name, [c[:5], c[5:]], [0.5, 0.37 * n])
 
 
 def test_many_segments_at_once(gpu):
+    """Tiles map to segments past empty ones: empty first, last and consecutive segments."""
     rng = np.random.default_rng(2)
-    sizes = rng.integers(0, 6, 25)
-    parts = [rng.standard_normal(int(m)) for m in sizes]
-    _check(gpu, "float32", parts, list(rng.random(25) * 3))
+    sizes = [0, 3, 1, 0, 0, 5, 2, 4, 0]
+    parts = [rng.standard_normal(m) for m in sizes]
+    _check(gpu, "float32", parts, list(rng.random(len(sizes)) * 3))
 
 
 def test_heights_across_the_exponent_range(gpu, dtype_name):
@@ -104,17 +121,23 @@ def test_levels_repeat_bit_for_bit(gpu):
 
 
 @pytest.mark.parametrize("sizes", [(1, 1), (1, 6), (9, 2), (40, 40)])
-@pytest.mark.parametrize("volume", [0.0, 0.5, 1e6])
-def test_biased_matches_the_sort_reference(gpu, dtype_name, sizes, volume):
+def test_biased_matches_the_oracle_and_takes_a_device_volume(gpu, dtype_name, sizes):
+    """Through the public op against the xp reference (ties across and within classes;
+    volumes 0, small, huge), then the kernel as SBP calls it: the volume a 0-d float64
+    device array (never read on the host), the same result as the number, in ``c``'s dtype."""
     water_level_biased = kernel_module("waterfill", "cuda").water_level_biased
-    reference = kernel_module("waterfill", "xp").water_level_biased
 
     rng = np.random.default_rng(4)
     n_pos, n_neg = sizes
-    c = rng.integers(-3, 4, n_pos + n_neg).astype(dtype_name)  # ties across and within classes
+    c = rng.integers(-3, 4, n_pos + n_neg).astype(dtype_name)
     y = rng.permutation(np.r_[np.ones(n_pos, dtype=np.int64), -np.ones(n_neg, dtype=np.int64)])
-    gamma, b = water_level_biased(gpu.asarray(c), gpu.asarray(y), volume, xp=gpu.xp)
-    want_gamma, want_b = reference(c.astype(np.float64), y, volume, xp=np)
-    tol = (1e-5 if dtype_name == "float32" else 1e-12) * (4 + volume)
-    assert float(to_numpy(gamma)) == pytest.approx(float(want_gamma), abs=tol)
-    assert float(to_numpy(b)) == pytest.approx(float(want_b), abs=tol)
+    for volume in (0.0, 0.5, 1e6):
+        assert_matches_oracle("water_level_biased", c, y, volume, backend=gpu, scale=4 + volume)
+    c_d, y_d = gpu.asarray(c), gpu.asarray(y)
+    for volume in (0.0, 2.5):
+        as_number = water_level_biased(c_d, y_d, volume, xp=gpu.xp)
+        on_device = water_level_biased(c_d, y_d, gpu.asarray(np.asarray(volume, dtype=np.float64)), xp=gpu.xp)
+        for a, b in zip(as_number, on_device):
+            a, b = to_numpy(a), to_numpy(b)
+            assert a.dtype == b.dtype == np.dtype(dtype_name)
+            assert a == b

@@ -20,6 +20,14 @@ one launch. SVRG's snapshot is the exact gradient over all n rows, a job for
 the whole GPU: it goes through ``xp.matmul`` (cuBLAS) and the block runs one
 outer loop per launch.
 
+Launches: an S3GD or SGD call is the kernel plus 6 small CuPy ones (the
+weights' copy, five zeroed buffers): on a9a at batch 10 and the default
+checkpoint (41 outer loops of 20 steps a call) that is ~0.009 launches per
+inner step. An SVRG call adds about a dozen per outer loop of 50 steps (two
+GEMVs, the loss derivative, a sum, the kernel). Per step the block runs 7 barriers (phase a: one round
+of 16 rows, a 4-level tree; phase b) and ~5 dependent global loads (batch row,
+X, neighbour index, D; then batch row and X again).
+
 One block because a step's work is a few thousand flops: more blocks would
 need a grid-wide barrier per step. The GPU runs a step in a few microseconds
 (latency of the dependent loads and barriers, not flops), so small batches do
@@ -153,28 +161,30 @@ def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, 
     n = X.shape[0]
     d = X.shape[1] + 1
     p = batches.shape[1]
+    # no copy where the dtype already fits (the kernel only reads these): a call's
+    # launches besides the kernel are the few allocations below (see the module docstring)
     X, cls, batches, nbr_idx, nbr_w = contiguous(
-        xp, X, xp.astype(cls, xp.int64), xp.astype(batches, xp.int64), xp.astype(nbr_idx, xp.int64),
-        xp.astype(nbr_w, dt))
-    w = xp.asarray(xp.astype(w, dt), copy=True)
+        xp, X, xp.astype(cls, xp.int64, copy=False), xp.astype(batches, xp.int64, copy=False),
+        xp.astype(nbr_idx, xp.int64, copy=False), xp.astype(nbr_w, dt, copy=False))
+    w = xp.astype(w, dt, copy=True)  # updated in place: the caller's stays as it was
     record_g = xp.zeros((d,), dtype=dt)
     record_w = xp.zeros((d,), dtype=dt)
-    coef = xp.zeros((p,), dtype=dt)
+    coef = xp.empty((p,), dtype=dt)  # written in every step before it is read
     H = xp.zeros((d,), dtype=dt)
     D = xp.zeros((2, 1), dtype=dt)
     u_ref = xp.zeros((1,), dtype=dt)
-    signs = xp.astype(cls, dt) * 2.0 - 1.0
     stream = launch_stream(xp)
     scalars = (code, lcode, typed(beta), typed(eta), typed(l1), typed(1.0 / (1.0 + 2.0 * eta * l2)), typed(1.0 / p))
     args = (X, cls, batches)
     tail = (nbr_idx, nbr_w)
     if code != 2:  # S3GD computes its snapshot in the kernel, SGD has none: the whole run in one launch
-        anchors, G = contiguous(xp, xp.astype(anchors, dt), xp.astype(G, dt))
-        D = xp.zeros((2, anchors.shape[0]), dtype=dt)
+        anchors, G = contiguous(xp, xp.astype(anchors, dt, copy=False), xp.astype(G, dt, copy=False))
+        D = xp.empty((2, anchors.shape[0]), dtype=dt)  # S3GD's is written at each outer loop before use
         _steps[1, _THREADS, stream](*args, 0, n_outer, k_in, anchors, G, D, *tail, u_ref, H, w, coef, *scalars,
                                     record_step, record_g, record_w)
         return w, record_g, record_w
     none = xp.zeros((0, X.shape[1]), dtype=dt), xp.zeros((2, 0, d), dtype=dt)
+    signs = xp.astype(cls, dt) * 2.0 - 1.0
     for outer in range(n_outer):  # SVRG: the exact gradient at the snapshot through cuBLAS
         u_ref = xp.ascontiguousarray(xp.matmul(X, w[:-1]) + w[-1])
         a = sample_weight * dpsi(u_ref, signs, lcode, beta, xp) / n
