@@ -6,6 +6,11 @@ The model has d + 1 weights: X's columns and an implicit constant feature 1
 
 Per inner step O(p d + p k + d): the batch dot products, the anchor
 correction gathered from k neighbours per row, one axpy per row, the prox.
+
+Sparse X (scipy CSR, canonical): the same loop reads rows through
+``(data, indices, indptr)``: a row's dot product and axpy cost O(nnz of the row)
+instead of O(d) (the gradient, the prox and the snapshot stay O(d) per step on
+the dense weights); X is never densified.
 Per outer loop: S3GD O(m d) (anchor scores and the (2, m) x (m, d) product);
 SVRG O(n d) (the exact gradient); SGD nothing.
 """
@@ -17,10 +22,35 @@ from ...losses import PSI_CODES, dpsi_scalar
 from ._xp import METHODS
 
 
+@njit(cache=True, inline="always")
+def _dot(X, data, indices, indptr, sparse, i, w, d):
+    """``x_i . w[:d] + w[d]`` (the constant feature's weight)."""
+    s = w[d]
+    if sparse:
+        for t in range(indptr[i], indptr[i + 1]):
+            s += data[t] * w[indices[t]]
+    else:
+        for c in range(d):
+            s += X[i, c] * w[c]
+    return s
+
+
+@njit(cache=True, inline="always")
+def _axpy(X, data, indices, indptr, sparse, i, a, g, d):
+    """``g[:d] += a x_i``, ``g[d] += a``."""
+    if sparse:
+        for t in range(indptr[i], indptr[i + 1]):
+            g[indices[t]] += a * data[t]
+    else:
+        for c in range(d):
+            g[c] += a * X[i, c]
+    g[d] += a
+
+
 @njit(cache=True)
-def _run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, code, loss, beta, eta, l1, l2, k_in,
-         n_outer, record_step, record_g, record_w):
-    n, d = X.shape  # w, g, H have d + 1 entries: the last is the constant feature's (intercept)
+def _run(X, data, indices, indptr, sparse, n, d, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, code,
+         loss, beta, eta, l1, l2, k_in, n_outer, record_step, record_g, record_w):
+    # w, g, H have d + 1 entries: the last is the constant feature's (intercept)
     p = batches.shape[1]
     m = anchors.shape[0]
     k = nbr_idx.shape[1]
@@ -48,24 +78,18 @@ def _run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, code, lo
             for c in range(d + 1):
                 H[c] = 0.0
             for i in range(n):
-                s = w[d]
-                for c in range(d):
-                    s += X[i, c] * w[c]
+                s = _dot(X, data, indices, indptr, sparse, i, w, d)
                 u_ref[i] = s
                 y = 2.0 * cls[i] - 1.0
                 a = sample_weight[i] * dpsi_scalar(s, y, loss, beta) / n
-                for c in range(d):
-                    H[c] += a * X[i, c]
-                H[d] += a
+                _axpy(X, data, indices, indptr, sparse, i, a, H, d)
         for inner in range(k_in):
             t = outer * k_in + inner
             for c in range(d + 1):
                 g[c] = H[c]
             for b in range(p):
                 i = batches[t, b]
-                s = w[d]
-                for c in range(d):
-                    s += X[i, c] * w[c]
+                s = _dot(X, data, indices, indptr, sparse, i, w, d)
                 y = 2.0 * cls[i] - 1.0
                 a = dpsi_scalar(s, y, loss, beta)
                 if code == 1:
@@ -75,9 +99,7 @@ def _run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, code, lo
                 elif code == 2:
                     a -= dpsi_scalar(u_ref[i], y, loss, beta)
                 a /= p
-                for c in range(d):
-                    g[c] += a * X[i, c]
-                g[d] += a
+                _axpy(X, data, indices, indptr, sparse, i, a, g, d)
             if t == record_step:
                 for c in range(d + 1):
                     record_g[c] = g[c]
@@ -96,11 +118,15 @@ def _run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, code, lo
 
 def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, *, xp, method, loss, beta,
                  eta, l1, l2, k_in, n_outer, record_step):
-    d = X.shape[1] + 1
+    n, d = X.shape
     w = np.array(w, dtype=X.dtype, copy=True)
-    record_g = np.zeros(d, dtype=X.dtype)
-    record_w = np.zeros(d, dtype=X.dtype)
-    _run(X, cls, w, batches, sample_weight.astype(np.float64), anchors, G, nbr_idx, nbr_w, METHODS[method],
+    record_g = np.zeros(d + 1, dtype=X.dtype)
+    record_w = np.zeros(d + 1, dtype=X.dtype)
+    if hasattr(X, "tocsr"):  # canonical CSR from the caller
+        rows = (np.zeros((0, 0), dtype=X.dtype), X.data, X.indices, X.indptr, True)
+    else:
+        rows = (X, np.zeros(0, dtype=X.dtype), np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int32), False)
+    _run(*rows, n, d, cls, w, batches, sample_weight.astype(np.float64), anchors, G, nbr_idx, nbr_w, METHODS[method],
          PSI_CODES[loss], float(beta), float(eta), float(l1), float(l2), int(k_in), int(n_outer), int(record_step),
          record_g, record_w)
     return w, record_g, record_w
