@@ -25,7 +25,18 @@ SU_EXPECTED_FAILURES = {
 }
 
 
+# A weight k draws a row as often as k copies would, but the copies change n (the steps of
+# an epoch, the rows of the random draws): a stochastic fit reaches the same objective, not
+# the same iterate (tests/algorithms/test_s3gd_user.py checks the objective and the zeros).
+S3GD_EXPECTED_FAILURES = {
+    f"check_sample_weight_equivalence_on_{kind}_data": "stochastic fit: weights k and k repeated rows give "
+    "the same objective and close (not equal) coefficients" for kind in ("dense", "sparse")
+}
+
+
 def _expected_failures(estimator):
+    if isinstance(estimator, S3GDClassifier):
+        return S3GD_EXPECTED_FAILURES
     if isinstance(estimator, TSGSUClassifier):
         return SU_EXPECTED_FAILURES
     return SEMI_SUPERVISED_EXPECTED_FAILURES if isinstance(estimator, TSGS3VMClassifier) else {}
