@@ -79,6 +79,35 @@ def _cross(Xc, anchors):
     return np.ascontiguousarray(np.asarray(Xc @ anchors.T))
 
 
+@njit(cache=True, inline="always")
+def _csr_row(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, i, dots):
+    for j in range(dots.shape[1]):
+        dots[0, j] = 0.0
+    for t in range(indptr[i], indptr[i + 1]):
+        v = data[t]
+        c = indices[t]
+        for j in range(dots.shape[1]):
+            dots[0, j] += v * AT[c, j]
+    _select_row(dots, sq_x[i : i + 1], sq_a, k, out_idx, out_dist, i, 0)
+
+
+@njit(parallel=True, cache=True)
+def _knn_csr_parallel(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, n_blocks):
+    n, m = out_idx.shape[0], AT.shape[1]
+    size = (n + n_blocks - 1) // n_blocks
+    for b in prange(n_blocks):
+        dots = np.empty((1, m), dtype=AT.dtype)
+        for i in range(b * size, min(n, (b + 1) * size)):
+            _csr_row(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, i, dots)
+
+
+@njit(cache=True)
+def _knn_csr_serial(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, n_blocks):
+    dots = np.empty((1, AT.shape[1]), dtype=AT.dtype)
+    for i in range(out_idx.shape[0]):
+        _csr_row(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, i, dots)
+
+
 def anchor_knn(X, anchors, *, xp, k):
     n, m = X.shape[0], anchors.shape[0]
     out_idx = np.empty((n, k), dtype=np.int64)
@@ -86,6 +115,13 @@ def anchor_knn(X, anchors, *, xp, k):
     if n == 0:
         return out_idx, out_dist
     sq_a = squared_norms(anchors)
+    if _is_csr(X) and not _is_csr(anchors):
+        # CSR rows against dense anchors, fused: per row, its nonzeros times the rows of
+        # anchors^T (d, m) into one m-vector, then the k smallest; no chunk buffer.
+        knn = _knn_csr_parallel if X.nnz * m > _PARALLEL_WORK else _knn_csr_serial
+        knn(X.data, X.indices, X.indptr, np.ascontiguousarray(anchors.T), squared_norms(X), sq_a, k, out_idx,
+            out_dist, min(n, 4 * get_num_threads()))
+        return out_idx, out_dist
     sq_x = squared_norms(X)  # once for all chunks (O(nnz) for CSR rows)
     step = max(1, _CHUNK_ELEMENTS // max(1, m))
     for start in range(0, n, step):
