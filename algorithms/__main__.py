@@ -132,9 +132,10 @@ def write_lines(path, lines):
     atomic_write(path, lambda fh: fh.write(text.encode()))
 
 
-# Fits that take scipy.sparse rows on the cpu backend (the random-feature engine).
-# SBP, S3GD and TSGSU still take dense rows: their LIBSVM input is densified below.
-SPARSE_ALGORITHMS = frozenset({"dsg", "udsg", "cdsg", "tsgs3vm"})
+# Fits that take scipy.sparse rows on the cpu backend (the random-feature engine; S3GD's
+# anchor ops and prox-SGD loop). SBP and TSGSU still take dense rows: their LIBSVM input
+# is densified below.
+SPARSE_ALGORITHMS = frozenset({"dsg", "udsg", "cdsg", "tsgs3vm", "s3gd"})
 
 
 def _dense(X, keep_sparse=False):

@@ -5,8 +5,8 @@ Formats
 LIBSVM / svmlight
     ``label index:value ...`` per line, read with scikit-learn's
     ``load_svmlight_file`` into a SciPy CSR matrix, kept sparse: DSG / UDSG /
-    CDSG and TSGS3VM train and predict on it as is (cpu backend); the command
-    line densifies it only for SBP, S3GD and TSGSU, which take dense rows.
+    CDSG, TSGS3VM and S3GD train and predict on it as is (cpu backend); the command
+    line densifies it only for SBP and TSGSU, which take dense rows.
 CSV / TSV
     One row per line, the label in the first, the last or a named column;
     comma, tab or whitespace separated (by the ``.tsv`` extension or the first

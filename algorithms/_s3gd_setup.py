@@ -21,43 +21,44 @@ DEFAULT_TOL = 1e-3
 SCALE_WARNING = 100.0  # largest column RMS of X this far from 1 (the intercept's feature), either way: a warning
 
 
-def choose_step(step, tol, *, max_sq, mean_sq, batch_size, loss, beta, l2):
-    """The step and the early-stopping tolerance a fit runs with (its "auto" defaults).
+DEFAULT_INNER_ITER = {"s3gd": 20, "svrg": 50, "sgd": 20}  # Section 4.3 / 4.2
 
-    ``step="auto"`` takes ``1 / (2 L_p)`` with ``L_p`` the smoothness constant of a
-    p-row mini-batch gradient drawn with replacement (Gower et al. 2019, Prop. 3.8):
 
-        L_p = kappa (max_i ||x~_i||^2 / p + (1 - 1/p) mean_i ||x~_i||^2) + 2 l2,
+def choose_defaults(step, tol, inner_iter, *, method, max_sq, mean_sq, nnz_row, n_features, n_anchors, batch_size,
+                    loss, beta, l2, lazy):
+    """The step, early-stopping tolerance and inner iterations a fit runs with: its
+    "auto" / None defaults from the data (issue 14's "defaults that win").
 
-    ``x~ = [x, 1]`` (the intercept's feature), the mean weighted as the rows are drawn
-    (by the sample weights), the max over rows that can be drawn, ``kappa`` the bound
-    of psi'' (:data:`CURVATURE`: 1/4 for the logistic loss, as SAG / SAGA use). The
-    step thus follows the features' scale. ``tol="auto"`` is :data:`DEFAULT_TOL` with
-    the automatic step, and None (no early stop: every epoch runs) with a step the
-    caller gave, so explicit arguments behave as they did before the defaults existed.
+    - ``step="auto"``: ``1 / (2 L_p)``, ``L_p`` the smoothness constant of a p-row
+      mini-batch gradient drawn with replacement (Gower et al. 2019, Prop. 3.8)::
 
-    Parameters
-    ----------
-    step : "auto" or float > 0
-    tol : "auto", None or float >= 0
-    max_sq, mean_sq : float
-        Largest and (weighted) mean squared row norm of X with the constant 1 appended.
-    batch_size : int
-    loss : str
-    beta : float
-    l2 : float
-        Weight of ``||w||^2`` in the penalty.
+          L_p = kappa (max_i ||x~_i||^2 / p + (1 - 1/p) mean_i ||x~_i||^2) + 2 l2,
+
+      ``x~ = [x, 1]`` (the intercept's feature), the mean weighted as rows are drawn
+      (by the sample weights), the max over rows that can be drawn, ``kappa`` the
+      bound of psi'' (:data:`CURVATURE`: 1/4 for the logistic loss, as SAG / SAGA
+      use). The step follows the features' scale.
+    - ``tol="auto"``: :data:`DEFAULT_TOL` with the automatic step; None (every epoch
+      runs) with a step the caller gave, so explicit arguments behave as before.
+    - ``inner_iter=None``: 50 for svrg, 20 for sgd; for s3gd the paper's 20, or more
+      where its snapshot (D and H of Eq. 22: ``3 m (d + 1)`` multiply-adds) would cost
+      more than 20 inner steps (``2 p (nnz + 1)`` for the batch rows, plus ``2 (d + 1)``
+      for the gradient and prox, or ``p (nnz + 1)`` on the lazy sparse path): the
+      snapshot then costs about as much as the steps between two. Dense data with the
+      default m and p keeps 20; sparse data with many columns gets longer loops.
 
     Returns
     -------
-    (step, tol) : (float, float or None)
+    (step, tol, inner_iter) : (float, float or None, int)
 
     Examples
     --------
-    >>> choose_step("auto", "auto", max_sq=2.0, mean_sq=2.0, batch_size=10, loss="logistic", beta=10.0, l2=0.0)
-    (1.0, 0.001)
-    >>> choose_step(0.3, "auto", max_sq=2.0, mean_sq=2.0, batch_size=10, loss="logistic", beta=10.0, l2=0.0)
-    (0.3, None)
+    >>> kw = dict(method="s3gd", max_sq=2.0, mean_sq=2.0, nnz_row=10, n_features=10, n_anchors=100,
+    ...           batch_size=10, loss="logistic", beta=10.0, l2=0.0, lazy=False)
+    >>> choose_defaults("auto", "auto", None, **kw)
+    (1.0, 0.001, 20)
+    >>> choose_defaults(0.3, "auto", 7, **kw)
+    (0.3, None, 7)
     """
     auto = isinstance(step, str)
     if auto:
@@ -66,7 +67,13 @@ def choose_step(step, tol, *, max_sq, mean_sq, batch_size, loss, beta, l2):
         step = 1.0 / (2.0 * L)
     if isinstance(tol, str):
         tol = DEFAULT_TOL if auto else None
-    return float(step), tol
+    if inner_iter is None:
+        inner_iter = DEFAULT_INNER_ITER[method]
+        if method == "s3gd":
+            d1 = n_features + 1
+            per_step = 2 * batch_size * (nnz_row + 1) + (batch_size * (nnz_row + 1) if lazy else 2 * d1)
+            inner_iter = max(inner_iter, math.ceil(3 * n_anchors * d1 / per_step))
+    return float(step), tol, int(inner_iter)
 
 
 def row_statistics(X, xp, weights):

@@ -51,7 +51,7 @@ from ._validation import check_n_features, check_X, check_y_length, encode_class
 LOSSES = tuple(PSI_CODES)
 PENALTIES = ("l2", "l1", "elasticnet")
 METHODS = ("s3gd", "sgd", "svrg")
-DEFAULT_INNER_ITER = {"s3gd": 20, "svrg": 50, "sgd": 20}  # Section 4.3 / 4.2
+DEFAULT_INNER_ITER = setup.DEFAULT_INNER_ITER
 
 # The hyper-parameters of fit and S3GDClassifier (and the command line), once.
 PARAMS = ParamTable(
@@ -108,7 +108,9 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     step : float > 0, default 1.0
         Constant step size eta.
     inner_iter : int or None
-        k_in; None: 20 for s3gd and sgd, 50 for svrg (the paper's settings).
+        k_in; None: 20 for sgd, 50 for svrg (the paper's settings); for s3gd 20, or
+        more where the snapshot (O(m d)) would cost more than 20 steps (sparse rows
+        with many columns): :func:`algorithms._s3gd_setup.choose_defaults`.
     batch_size : int, default 10
         p.
     max_epochs : float > 0, default 10.0
@@ -161,7 +163,6 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
         msg = ("`X` is a cupyx.scipy.sparse matrix, which S3GD does not take: pass a dense CuPy array for the "
                "cuda backend, or a scipy.sparse matrix for the cpu backend")
         raise TypeError(msg)
-    inner_iter = DEFAULT_INNER_ITER[method] if inner_iter is None else inner_iter
     bk = resolve(backend, for_resolve(X), y)
     xp = bk.xp
     X = check_X(X, bk, dtype, accept_sparse=True)
@@ -179,8 +180,11 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     y_host = to_numpy(y_index)
     sw_host = setup.row_weights(class_weights, classes, y_host, setup.check_sample_weight(sample_weight, n))
     max_sq, mean_sq, rms = setup.row_statistics(X, xp, sw_host)
-    step, tol = setup.choose_step(step, tol, max_sq=max_sq, mean_sq=mean_sq, batch_size=batch_size, loss=loss,
-                                  beta=beta, l2=l2)
+    sparse = is_sparse(X)
+    step, tol, inner_iter = setup.choose_defaults(
+        step, tol, inner_iter, method=method, max_sq=max_sq, mean_sq=mean_sq,
+        nnz_row=X.nnz / n if sparse else d, n_features=d, n_anchors=min(n_anchors, n), batch_size=batch_size,
+        loss=loss, beta=beta, l2=l2, lazy=sparse and l1 == 0.0)
     if tol is not None:  # the automatic step: say so when it cannot suit every column
         setup.warn_scale(rms)
     problems = [1] if classes.size == 2 else list(range(classes.size))

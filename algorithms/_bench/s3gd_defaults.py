@@ -16,6 +16,12 @@ Single-threaded (BLAS and Numba), as SAGA is. One command:
     KBACKENDS_DATA=/work/shared/data python -m algorithms._bench.s3gd_defaults [--repeat 3] [--only a9a,w8a]
 
 Pass ``key=value`` pairs with ``--s3gd`` (e.g. ``--s3gd step=1.0``) to measure other settings.
+Sparse memory (20,000 x 50,000 CSR at density 0.001, through the API and the command line)::
+
+    /usr/bin/time -v python -m algorithms._bench.s3gd_defaults --sparse-api
+    python -m algorithms._bench.s3gd_defaults --write-libsvm /tmp/sp.svm
+    /usr/bin/time -v python -m algorithms train /tmp/sp.svm /tmp/sp.npz --algo s3gd
+    /usr/bin/time -v python -m algorithms predict /tmp/sp.npz /tmp/sp.svm /tmp/sp.pred
 """
 
 from __future__ import annotations
@@ -119,6 +125,39 @@ def svmguide1(s3gd_kwargs=None, data_dir=None, progress=print):
     return out
 
 
+def sparse_problem(n=20_000, d=50_000, density=1e-3, seed=0):
+    """``(X, y)``: a scipy.sparse.random CSR and labels from a random sparse hyperplane."""
+    import scipy.sparse
+
+    # a Generator: scipy then draws the positions in O(nnz) memory (a RandomState permutes all n d)
+    X = scipy.sparse.random(n, d, density=density, format="csr", random_state=np.random.default_rng(seed),
+                            dtype=np.float64)
+    w = scipy.sparse.random(d, 1, density=0.1, random_state=np.random.default_rng(seed + 1),
+                            dtype=np.float64).toarray().ravel() - 0.05
+    u = X @ w
+    return X, np.where(u > np.median(u), 1, -1)
+
+
+def sparse_api(path=None):
+    """Train ``S3GDClassifier()`` on :func:`sparse_problem` and predict (run it under
+    ``/usr/bin/time -v`` for the peak memory); with ``path``, only write the data as a
+    LIBSVM file for the command line."""
+    from .. import S3GDClassifier
+
+    X, y = sparse_problem()
+    if path is not None:
+        from sklearn.datasets import dump_svmlight_file
+
+        dump_svmlight_file(X, y, path)
+        return
+    start = time.perf_counter()
+    clf = S3GDClassifier().fit(X, y)
+    fit_s = time.perf_counter() - start
+    acc = float(np.mean(clf.predict(X) == y))
+    print(f"20000 x 50000 CSR (nnz {X.nnz}): fit {fit_s:.1f} s, {clf.n_iter_:.2f} epochs, training accuracy "
+          f"{100 * acc:.2f}%")
+
+
 def main(argv=None):
     import numba
     from threadpoolctl import threadpool_limits
@@ -127,9 +166,15 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default=",".join(S3GD_DATASETS))
     parser.add_argument("--formats", default="dense,csr")
+    parser.add_argument("--sparse-api", action="store_true",
+                        help="only the 20000 x 50000 sparse fit + predict (for /usr/bin/time -v)")
+    parser.add_argument("--write-libsvm", metavar="PATH", help="only write that problem as a LIBSVM file")
     parser.add_argument("--s3gd", nargs="*", default=[], help="key=value settings of S3GDClassifier")
     args = parser.parse_args(argv)
     kwargs = {k: ast.literal_eval(v) for k, v in (item.split("=", 1) for item in args.s3gd)}
+    if args.sparse_api or args.write_libsvm:
+        sparse_api(args.write_libsvm)
+        return 0
     numba.set_num_threads(1)
     rows = []
     with threadpool_limits(1):

@@ -9,27 +9,34 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 
 from algorithms import S3GDClassifier, s3gd
-from algorithms._s3gd_setup import choose_step, row_weights
+from algorithms._s3gd_setup import choose_defaults, row_weights
 from kbackends import to_numpy
 
-STATS = {"max_sq": 5.0, "mean_sq": 3.0, "batch_size": 10, "loss": "logistic", "beta": 10.0, "l2": 1e-3}
+STATS = {"method": "s3gd", "max_sq": 5.0, "mean_sq": 3.0, "nnz_row": 20, "n_features": 20, "n_anchors": 100,
+         "batch_size": 10, "loss": "logistic", "beta": 10.0, "l2": 1e-3, "lazy": False}
 
 
-def test_choose_step_follows_the_smoothness_constant_and_keeps_explicit_arguments():
-    step, tol = choose_step("auto", "auto", **STATS)
+def test_choose_defaults_follows_the_data_and_keeps_explicit_arguments():
+    step, tol, k_in = choose_defaults("auto", "auto", None, **STATS)
     L = 0.25 * (5.0 / 10 + 0.9 * 3.0) + 2e-3
-    assert step == pytest.approx(1 / (2 * L)) and tol == 1e-3
+    assert step == pytest.approx(1 / (2 * L)) and tol == 1e-3 and k_in == 20
     # features 10x larger: squared norms 100x, the step about 100x smaller
-    big, _ = choose_step("auto", "auto", **{**STATS, "max_sq": 500.0, "mean_sq": 300.0})
+    big = choose_defaults("auto", "auto", None, **{**STATS, "max_sq": 500.0, "mean_sq": 300.0})[0]
     assert 90 < step / big < 101
     # the loss's curvature: squared hinge 4x the logistic's
-    sq, _ = choose_step("auto", "auto", **{**STATS, "loss": "squared_hinge", "l2": 0.0})
-    lo, _ = choose_step("auto", "auto", **{**STATS, "l2": 0.0})
+    sq = choose_defaults("auto", "auto", None, **{**STATS, "loss": "squared_hinge", "l2": 0.0})[0]
+    lo = choose_defaults("auto", "auto", None, **{**STATS, "l2": 0.0})[0]
     assert lo / sq == pytest.approx(4.0)
     # explicit arguments: used as given, and no early stop unless asked for
-    assert choose_step(0.7, "auto", **STATS) == (0.7, None)
-    assert choose_step(0.7, 1e-4, **STATS) == (0.7, 1e-4)
-    assert choose_step("auto", None, **STATS)[1] is None
+    assert choose_defaults(0.7, "auto", 3, **STATS) == (0.7, None, 3)
+    assert choose_defaults(0.7, 1e-4, None, **STATS)[1:] == (1e-4, 20)
+    assert choose_defaults("auto", None, None, **STATS)[1] is None
+    # sparse rows with many columns: longer inner loops, so the O(m d) snapshot is paid
+    # about once per as much work in steps; the baselines keep theirs
+    wide = {**STATS, "nnz_row": 50, "n_features": 50_000, "lazy": True}
+    k_wide = choose_defaults("auto", "auto", None, **wide)[2]
+    assert k_wide > 1000 and k_wide == pytest.approx(3 * 100 * 50_001 / (20 * 51 + 10 * 51), rel=1e-3)
+    assert choose_defaults("auto", "auto", None, **{**wide, "method": "svrg"})[2] == 50
 
 
 def test_defaults_adapt_to_the_feature_scale_and_warn_when_it_is_far_from_one(cancer):
