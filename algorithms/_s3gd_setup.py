@@ -18,6 +18,7 @@ from ._validation import check_nonneg_float
 # Upper bound of psi''(u) of each loss (logistic 1/4, squared hinge 1, smoothed hinge beta/4).
 CURVATURE = {"logistic": lambda beta: 0.25, "squared_hinge": lambda beta: 1.0, "smooth_hinge": lambda beta: beta / 4}
 DEFAULT_TOL = 1e-3
+DENSE_SAMPLE = 1 << 22  # values of a >= 10 % dense k-means sample densified (32 MB in float64)
 SCALE_WARNING = 100.0  # largest column RMS of X this far from 1 (the intercept's feature), either way: a warning
 
 
@@ -79,9 +80,13 @@ def choose_defaults(step, tol, inner_iter, *, method, max_sq, mean_sq, nnz_row, 
 def row_statistics(X, xp, weights):
     """(max, weighted mean) squared row norm with the constant 1 appended, over rows of
     positive weight, and the largest column RMS of X: one O(nnz) pass, host floats."""
-    if is_sparse(X):
-        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        col = np.asarray(X.multiply(X).mean(axis=0)).ravel()
+    if is_sparse(X):  # canonical CSR
+        sq_data = X.data.astype(np.float64) ** 2
+        sq = np.zeros(X.shape[0])
+        full = np.diff(X.indptr) > 0
+        if X.nnz:
+            sq[full] = np.add.reduceat(sq_data, X.indptr[:-1][full])
+        col = np.bincount(X.indices, weights=sq_data, minlength=X.shape[1]) / X.shape[0]
     elif type(X).__module__.startswith("numpy"):
         sq = np.einsum("ij,ij->i", X, X)
         col = np.einsum("ij,ij->j", X, X) / X.shape[0]
@@ -229,6 +234,9 @@ def anchor_graph(X, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng, w
         sample = take_rows(X, bk.asarray(live) if not is_sparse(X) else live, xp)
     else:
         sample = X
+    if is_sparse(sample) and sample.nnz >= 0.1 * sample.shape[0] * sample.shape[1] and \
+            sample.shape[0] * sample.shape[1] <= DENSE_SAMPLE:
+        sample = sample.toarray()  # k-means on a small, dense-enough sample: BLAS beats sparse loops
     centers = ops.kmeans(sample, m, n_iter=kmeans_iter, random_state=rng, backend=bk, check_finite=False)
     # Eq. (13) over the rows k-means saw (all rows when kmeans_sample is None): one O(n m d)
     # pass fewer than snapping to all of X, and the anchors are still training samples.

@@ -10,12 +10,12 @@ Below ``_PARALLEL_WORK`` element operations the serial twin runs: on a busy
 per call for k-means on 2000 rows).
 
 Sparse rows (scipy CSR, canonical: the ops convert once) are taken where S3GD
-needs them, never densified: in ``anchor_knn`` either side may be CSR (the rows
-against dense anchors, or dense centres against CSR sample rows: the snap of
-Eq. 13), the cross products are sparse x dense (scipy), the squared norms come
-from the stored values (O(nnz)); ``anchor_accumulate`` of CSR rows is the
-product ``M^T R`` with M the (n, m) CSR graph matrix (scipy), returned dense
-(m, q): the anchors' sums are dense anyway.
+needs them, never densified whole: in ``anchor_knn`` either side may be CSR (the
+rows against dense anchors: one fused Numba pass, or BLAS on densified chunks of
+at most ``_CHUNK_ELEMENTS`` values when the rows are >= 10 % dense; dense centres
+against CSR sample rows: the snap of Eq. 13, scipy's sparse x dense), the squared
+norms come from the stored values (O(nnz)); ``anchor_accumulate`` of CSR rows adds each
+row's nonzeros into a dense (m, q) result (O(nnz k)): the anchors' sums are dense anyway.
 """
 
 import numpy as np
@@ -23,6 +23,9 @@ from numba import get_num_threads, njit, prange
 
 _CHUNK_ELEMENTS = 1 << 20  # rows per chunk * anchors: an 8 MB float64 cross-product block
 _PARALLEL_WORK = 1 << 20
+# CSR rows at least this dense go through BLAS in densified row chunks (at most
+# _CHUNK_ELEMENTS values at a time): sparse loops lose to a dense product there.
+_DENSE_ENOUGH = 0.1
 
 
 @njit(cache=True, inline="always")
@@ -115,7 +118,7 @@ def anchor_knn(X, anchors, *, xp, k):
     if n == 0:
         return out_idx, out_dist
     sq_a = squared_norms(anchors)
-    if _is_csr(X) and not _is_csr(anchors):
+    if _is_csr(X) and not _is_csr(anchors) and X.nnz < _DENSE_ENOUGH * n * X.shape[1]:
         # CSR rows against dense anchors, fused: per row, its nonzeros times the rows of
         # anchors^T (d, m) into one m-vector, then the k smallest; no chunk buffer.
         knn = _knn_csr_parallel if X.nnz * m > _PARALLEL_WORK else _knn_csr_serial
@@ -123,10 +126,12 @@ def anchor_knn(X, anchors, *, xp, k):
             out_dist, min(n, 4 * get_num_threads()))
         return out_idx, out_dist
     sq_x = squared_norms(X)  # once for all chunks (O(nnz) for CSR rows)
-    step = max(1, _CHUNK_ELEMENTS // max(1, m))
+    step = max(1, _CHUNK_ELEMENTS // max(1, m, X.shape[1] if _is_csr(X) else 1))
     for start in range(0, n, step):
         stop = min(n, start + step)
         Xc = X[start:stop]
+        if _is_csr(Xc) and not _is_csr(anchors):  # dense enough: a chunk of rows densified, BLAS
+            Xc = Xc.toarray()
         select = _select_parallel if (stop - start) * m > _PARALLEL_WORK else _select_serial
         select(_cross(Xc, anchors), sq_x[start:stop], sq_a, k, out_idx, out_dist, start)
     return out_idx, out_dist
@@ -180,13 +185,20 @@ def _accumulate_serial(indices, weights, rows, partial):
     _accumulate_rows(indices, weights, rows, partial[0], 0, indices.shape[0])
 
 
-def _accumulate_csr(indices, weights, rows, n_anchors):
-    import scipy.sparse
+@njit(cache=True)
+def _accumulate_csr_rows(indices, weights, data, cols, indptr, out):
+    for i in range(indices.shape[0]):
+        for t in range(indices.shape[1]):
+            w = weights[i, t]
+            j = indices[i, t]
+            for q in range(indptr[i], indptr[i + 1]):
+                out[j, cols[q]] += w * data[q]
 
-    n, k = indices.shape
-    M = scipy.sparse.csr_matrix((weights.astype(rows.dtype).ravel(), indices.ravel(), np.arange(0, n * k + 1, k)),
-                                shape=(n, n_anchors))
-    return np.asarray((M.T @ rows).toarray())
+
+def _accumulate_csr(indices, weights, rows, n_anchors):
+    out = np.zeros((n_anchors, rows.shape[1]), dtype=rows.dtype)
+    _accumulate_csr_rows(indices, weights.astype(rows.dtype, copy=False), rows.data, rows.indices, rows.indptr, out)
+    return out
 
 
 def anchor_accumulate(indices, weights, rows, *, xp, n_anchors):
