@@ -83,17 +83,36 @@ PARAMS = ParamTable(
 
 @PARAMS.entry
 def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner_iter,
-        batch_size, max_epochs, max_time, tol, class_weight, method, beta, kmeans_iter, kmeans_sample, checkpoint, random_state, backend,
-        dtype, callback):
+        batch_size, max_epochs, max_time, tol, class_weight, method, beta, kmeans_iter, kmeans_sample, checkpoint,
+        random_state, backend, dtype, callback):
     """Fit a linear classifier by S3GD (or prox-SVRG / prox-SGD on the same code path).
 
     Parameters
     ----------
-    X : array of shape (n_samples, n_features)
-        Dense; a constant feature 1 is appended internally (the intercept).
+    X : array or scipy.sparse matrix of shape (n_samples, n_features)
+        A constant feature 1 is appended internally (the intercept), without a copy.
+        scipy.sparse (CSR / CSC / COO, matrix or array; cpu backend) is read as
+        canonical CSR and never densified: memory O(nnz + m d) (the anchors and
+        the products of Eq. 22 are dense (m, d)); without an l1 term the inner
+        steps cost O(nnz of the batch) (lazy updates, ``kbackends/kernels/prox_sgd``).
+        cupyx.scipy.sparse is refused (TypeError): pass a dense CuPy array on cuda.
     y : array of shape (n_samples,)
         Class labels; two classes give one model, more give one-vs-rest.
-    loss : {"logistic", "squared_hinge", "smooth_hinge"}, default "logistic"
+    sample_weight : array of shape (n_samples,) or None
+        scikit-learn's semantics: weight k acts as the row repeated k times, 0 as the
+        row removed; negative weights raise ValueError. Combined with ``class_weight``
+        by product, ``s_i = c_{y_i} w_i``, scaled to mean 1, so the objective is
+        ``(1/sum s) sum_i s_i psi_i + R(w)``. Every part of the method weights rows
+        the same way: mini-batches are drawn with probabilities ``s_i / sum s`` (the
+        plain batch average is then an unbiased gradient of the weighted loss, a zero
+        weight is never drawn); SVRG's snapshot gradient is the s-weighted mean; and
+        S3GD's anchor surrogate ``h_i(w) = sum_j gamma_ij psi(z_j . w; y_i)`` (Eq. 19)
+        enters its full-gradient estimate H (Eq. 22) with the row's weight,
+        ``H = (1/n) sum_i s_i sum_j gamma_ij psi'(z_j . w~; y_i) x~_i``, i.e. row i's
+        ``s_i gamma_ij / n`` is what it adds to the X M product of anchor j, so H is
+        the expectation, under the same sampling, of the control variate subtracted
+        at each step (the semi-stochastic gradient stays unbiased). k-means runs on
+        the rows of positive weight (unweighted); the anchor graph is built for all. : {"logistic", "squared_hinge", "smooth_hinge"}, default "logistic"
         ``log(1 + exp(-y u))``; ``(1/2) max(0, 1 - y u)^2`` (Eq. 27);
         ``(1/beta) log(1 + exp(-beta (y u - 1)))`` (Eq. 26).
     penalty : {"l2", "l1", "elasticnet"}, default "l2"
@@ -105,8 +124,13 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
         m (capped at n_samples).
     k_nearest : int, default 5
         Anchors per sample in the anchor-sample graph (capped at m).
-    step : float > 0, default 1.0
-        Constant step size eta.
+    step : "auto" or float > 0, default "auto"
+        Constant step size eta. "auto": ``1 / (2 L_p)`` from the data's squared row
+        norms (the mini-batch smoothness constant; as SAG / SAGA take 1 / L), computed
+        once at the entry, so the step follows the feature scale; a UserWarning says
+        when X's largest column RMS is over 100x (or under 1/100 of) the intercept's
+        feature, where one step cannot suit both (standardise X).
+        :func:`algorithms._s3gd_setup.choose_defaults` holds the rule.
     inner_iter : int or None
         k_in; None: 20 for sgd, 50 for svrg (the paper's settings); for s3gd 20, or
         more where the snapshot (O(m d)) would cost more than 20 steps (sparse rows
@@ -118,6 +142,12 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
         whole outer loops).
     max_time : float > 0 or None
         Stop at the first checkpoint after this many seconds of training.
+    tol : "auto", float >= 0 or None, default "auto"
+        At the first checkpoint of each whole epoch the training objective F is
+        computed (one pass, O(nnz)); the fit stops when that epoch lowered F by less
+        than ``tol |F_best|`` and returns the iterate of the lowest F seen. None: every
+        epoch runs and the last iterate is returned. "auto": 1e-3 with ``step="auto"``,
+        None with a given step (explicit settings run as they did before the default).
     class_weight : None, "balanced" or dict {label: weight}
         "balanced": ``n / (2 n_c)``, Eq. (46) halved so the weights' mean is 1
         (scikit-learn's convention). Mini-batches are drawn with probabilities
@@ -149,6 +179,8 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     Returns
     -------
     LinearModel
+        ``params`` records the step, tol and inner_iter used and ``epochs`` (run per
+        binary / one-vs-rest problem).
 
     Examples
     --------
@@ -156,6 +188,10 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     >>> from algorithms.datasets import example_data
     >>> X, y = example_data()  # breast cancer, standardised
     >>> model = s3gd.fit(X, y, step=0.1, max_epochs=5, random_state=0)
+    >>> float((s3gd.predict(model, X) == y).mean()) > 0.95
+    True
+    >>> import scipy.sparse
+    >>> model = s3gd.fit(scipy.sparse.csr_matrix(X), y, sample_weight=1.0 + (y == 0), random_state=0)
     >>> float((s3gd.predict(model, X) == y).mean()) > 0.95
     True
     """
@@ -281,13 +317,16 @@ class _EarlyStop:
     """The training objective F(w) = (1/n) sum_i s_i psi_i + R(w) once per whole epoch:
     ``converged`` is True when an epoch lowered it by less than ``tol`` (relative to the
     best so far); ``best`` is the iterate of the lowest F seen (the last one without
-    ``tol``). One pass over X (O(nnz)) and one host sync per epoch."""
+    ``tol``). Without an l1 term the mean of the epoch's checkpoint iterates is a
+    candidate too (it averages out much of a constant step's noise; l1 would lose its
+    zeros). Two passes over X (O(nnz)) and one host sync per epoch."""
 
     def __init__(self, tol, X, cls, sw, loss, beta, l1, l2, xp):
         self.tol, self.X, self.sw, self.code, self.beta, self.l1, self.l2, self.xp = (
             tol, X, sw, PSI_CODES[loss], beta, l1, l2, xp)
         self.signs = xp.astype(cls, X.dtype) * 2.0 - 1.0
         self.f_best, self.w_best, self.next_epoch = math.inf, None, 1
+        self.total, self.count = None, 0
 
     def value(self, w):
         xp = self.xp
@@ -296,15 +335,26 @@ class _EarlyStop:
         return float(data + self.l2 * xp.sum(w * w) + self.l1 * xp.sum(xp.abs(w)))
 
     def converged(self, w, epoch):
-        if self.tol is None or epoch + 1e-9 < self.next_epoch:
+        if self.tol is None:
+            return False
+        if self.l1 == 0.0:
+            self.total = w if self.total is None else self.total + w
+            self.count += 1
+        if epoch + 1e-9 < self.next_epoch:
             return False
         self.next_epoch = math.floor(epoch + 1e-9) + 1
-        f = self.value(w)
+        f, w_f = self.value(w), w
+        if self.count > 1:
+            mean = self.total / self.count
+            f_mean = self.value(mean)
+            if f_mean < f or not math.isfinite(f):
+                f, w_f = f_mean, mean
+        self.total, self.count = None, 0
         if not math.isfinite(f):
             return True
         improved = self.f_best - f
         if f < self.f_best:
-            self.f_best, self.w_best = f, self.xp.asarray(w, copy=True)
+            self.f_best, self.w_best = f, self.xp.asarray(w_f, copy=True)
         return improved < self.tol * abs(self.f_best)
 
     def best(self, w):
