@@ -216,12 +216,12 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     y_host = to_numpy(y_index)
     sw_host = setup.row_weights(class_weights, classes, y_host, setup.check_sample_weight(sample_weight, n))
     max_sq, mean_sq, rms = setup.row_statistics(X, xp, sw_host)
-    sparse = is_sparse(X)
+    sparse, auto_step = is_sparse(X), isinstance(step, str)
     step, tol, inner_iter = setup.choose_defaults(
         step, tol, inner_iter, method=method, max_sq=max_sq, mean_sq=mean_sq,
         nnz_row=X.nnz / n if sparse else d, n_features=d, n_anchors=min(n_anchors, n), batch_size=batch_size,
         loss=loss, beta=beta, l2=l2, lazy=sparse and l1 == 0.0)
-    if tol is not None:  # the automatic step: say so when it cannot suit every column
+    if auto_step:  # say so when the automatic step cannot suit every column
         setup.warn_scale(rms)
     problems = [1] if classes.size == 2 else list(range(classes.size))
 
