@@ -103,11 +103,11 @@ def compare(name, repeat=3, s3gd_kwargs=None, data_dir=None, progress=print, for
 
 def svmguide1(s3gd_kwargs=None, data_dir=None, progress=print):
     """Test accuracy of default S3GD on raw and standardised svmguide1, and the warnings raised."""
+    from sklearn.datasets import load_svmlight_file
     from sklearn.preprocessing import StandardScaler
 
     from .. import S3GDClassifier
     from ..datasets import data_dir as folder_of
-    from sklearn.datasets import load_svmlight_file
 
     folder = folder_of(data_dir)
     X, y = load_svmlight_file(str(folder / "svmguide1"))

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from .._backend import resolve
 from .._registry import get_kernel
-from ._sparse import as_csr, check_sparse_backend, is_sparse
 from ._checks import (
     check_all_finite, check_float, check_float_array, check_index, check_int, check_positive, check_same_columns, is_float,
 )
+from ._sparse import as_csr, check_sparse_backend, is_sparse
 
 __all__ = ["kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate"]
 
