@@ -133,9 +133,9 @@ def write_lines(path, lines):
 
 
 # Fits that take scipy.sparse rows on the cpu backend (the random-feature engine; SBP's
-# sparse response kernel, its model keeps CSR support vectors). S3GD and TSGSU still
-# take dense rows: their LIBSVM input is densified below.
-SPARSE_ALGORITHMS = frozenset({"dsg", "udsg", "cdsg", "tsgs3vm", "sbp"})
+# sparse response kernel, its model keeps CSR support vectors; S3GD's anchor ops and
+# prox-SGD loop). TSGSU's LIBSVM input is densified below.
+SPARSE_ALGORITHMS = frozenset({"dsg", "udsg", "cdsg", "tsgs3vm", "sbp", "s3gd"})
 
 
 def _dense(X, keep_sparse=False):

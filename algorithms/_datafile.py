@@ -5,8 +5,8 @@ Formats
 LIBSVM / svmlight
     ``label index:value ...`` per line, read with scikit-learn's
     ``load_svmlight_file`` into a SciPy CSR matrix, kept sparse: DSG / UDSG /
-    CDSG, TSGS3VM and SBP train and predict on it as is (cpu backend); the
-    command line densifies it only for S3GD and TSGSU, which take dense rows.
+    CDSG, TSGS3VM, SBP and S3GD train and predict on it as is (cpu backend); the
+    command line densifies it only for TSGSU.
 CSV / TSV
     One row per line, the label in the first, the last or a named column;
     comma, tab or whitespace separated (by the ``.tsv`` extension or the first

@@ -127,6 +127,7 @@ class LinearModel(Predictor, _ModelIO, _ModelFields):
     """
 
     ARRAYS = ("coef", "intercept")
+    accepts_sparse = True  # raw_decision: scipy CSR @ dense coef.T, O(nnz)
 
     @property
     def task(self):

@@ -34,31 +34,25 @@ per step.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
 from kbackends import get_kernel, ops, resolve, sync_free, to_numpy
 from kbackends.losses import PSI_CODES, dpsi, psi
 
+from . import _s3gd_setup as setup
 from ._estimator import FunctionalClassifier
 from ._finite import check_finite_fit
 from ._model import LinearModel
 from ._params import Param, ParamTable, common_tail, either, instance, integer, none, options, real
 from ._progress import progress_bar
-from ._validation import (
-    check_n_features,
-    check_nonneg_float,
-    check_X,
-    check_y_length,
-    encode_classes,
-    seed_from,
-)
+from ._sparse import for_resolve, is_sparse
+from ._validation import check_n_features, check_X, check_y_length, encode_classes, seed_from
 
 LOSSES = tuple(PSI_CODES)
 PENALTIES = ("l2", "l1", "elasticnet")
 METHODS = ("s3gd", "sgd", "svrg")
-DEFAULT_INNER_ITER = {"s3gd": 20, "svrg": 50, "sgd": 20}  # Section 4.3 / 4.2
+DEFAULT_INNER_ITER = setup.DEFAULT_INNER_ITER
 
 # The hyper-parameters of fit and S3GDClassifier (and the command line), once.
 PARAMS = ParamTable(
@@ -68,11 +62,15 @@ PARAMS = ParamTable(
     Param("l1_ratio", 0.5, real(0, 1), "share of l1 in the elastic net"),
     Param("n_anchors", 100, integer(1), "anchors of the graph (k-means centres)"),
     Param("k_nearest", 5, integer(1), "anchors per point"),
-    Param("step", 1.0, real(0, low_open=True), "step size"),
+    Param("step", "auto", either(options("auto"), real(0, low_open=True)),
+          "step size; 'auto': 1 / (2 L) from the data's squared row norms (s3gd._s3gd_setup.choose_step)"),
     Param("inner_iter", None, either(integer(1), none()), "inner iterations per snapshot; None: the method's"),
     Param("batch_size", 10, integer(1), "rows per stochastic step"),
     Param("max_epochs", 10.0, real(0, low_open=True), "passes over the data"),
     Param("max_time", None, either(real(0, low_open=True), none()), "seconds of training at most; None: no limit"),
+    Param("tol", "auto", either(options("auto"), real(0), none()),
+          "stop when an epoch lowers the training objective by less than tol (relative); None: never; "
+          "'auto': 1e-3 with step='auto', None with a given step"),
     Param("class_weight", None, either(none(), options("balanced"), instance(dict, text="a dict {label: weight}")),
           "per-class weights of the loss"),
     Param("method", "s3gd", options(*METHODS), "s3gd, or prox-SVRG / prox-SGD on the same loop"),
@@ -85,18 +83,37 @@ PARAMS = ParamTable(
 
 
 @PARAMS.entry
-def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner_iter, batch_size, max_epochs,
-        max_time, class_weight, method, beta, kmeans_iter, kmeans_sample, checkpoint, random_state, backend,
-        dtype, callback, verbose):
+def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner_iter,
+        batch_size, max_epochs, max_time, tol, class_weight, method, beta, kmeans_iter, kmeans_sample, checkpoint,
+        random_state, backend, dtype, callback, verbose):
     """Fit a linear classifier by S3GD (or prox-SVRG / prox-SGD on the same code path).
 
     Parameters
     ----------
-    X : array of shape (n_samples, n_features)
-        Dense; a constant feature 1 is appended internally (the intercept).
+    X : array or scipy.sparse matrix of shape (n_samples, n_features)
+        A constant feature 1 is appended internally (the intercept), without a copy.
+        scipy.sparse (CSR / CSC / COO, matrix or array; cpu backend) is read as
+        canonical CSR and never densified: memory O(nnz + m d) (the anchors and
+        the products of Eq. 22 are dense (m, d)); without an l1 term the inner
+        steps cost O(nnz of the batch) (lazy updates, ``kbackends/kernels/prox_sgd``).
+        cupyx.scipy.sparse is refused (TypeError): pass a dense CuPy array on cuda.
     y : array of shape (n_samples,)
         Class labels; two classes give one model, more give one-vs-rest.
-    loss : {"logistic", "squared_hinge", "smooth_hinge"}, default "logistic"
+    sample_weight : array of shape (n_samples,) or None
+        scikit-learn's semantics: weight k acts as the row repeated k times, 0 as the
+        row removed; negative weights raise ValueError. Combined with ``class_weight``
+        by product, ``s_i = c_{y_i} w_i``, scaled to mean 1, so the objective is
+        ``(1/sum s) sum_i s_i psi_i + R(w)``. Every part of the method weights rows
+        the same way: mini-batches are drawn with probabilities ``s_i / sum s`` (the
+        plain batch average is then an unbiased gradient of the weighted loss, a zero
+        weight is never drawn); SVRG's snapshot gradient is the s-weighted mean; and
+        S3GD's anchor surrogate ``h_i(w) = sum_j gamma_ij psi(z_j . w; y_i)`` (Eq. 19)
+        enters its full-gradient estimate H (Eq. 22) with the row's weight,
+        ``H = (1/n) sum_i s_i sum_j gamma_ij psi'(z_j . w~; y_i) x~_i``, i.e. row i's
+        ``s_i gamma_ij / n`` is what it adds to the X M product of anchor j, so H is
+        the expectation, under the same sampling, of the control variate subtracted
+        at each step (the semi-stochastic gradient stays unbiased). k-means runs on
+        the rows of positive weight (unweighted); the anchor graph is built for all. : {"logistic", "squared_hinge", "smooth_hinge"}, default "logistic"
         ``log(1 + exp(-y u))``; ``(1/2) max(0, 1 - y u)^2`` (Eq. 27);
         ``(1/beta) log(1 + exp(-beta (y u - 1)))`` (Eq. 26).
     penalty : {"l2", "l1", "elasticnet"}, default "l2"
@@ -108,10 +125,17 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
         m (capped at n_samples).
     k_nearest : int, default 5
         Anchors per sample in the anchor-sample graph (capped at m).
-    step : float > 0, default 1.0
-        Constant step size eta.
+    step : "auto" or float > 0, default "auto"
+        Constant step size eta. "auto": ``1 / (2 L_p)`` from the data's squared row
+        norms (the mini-batch smoothness constant; as SAG / SAGA take 1 / L), computed
+        once at the entry, so the step follows the feature scale; a UserWarning says
+        when X's largest column RMS is over 100x (or under 1/100 of) the intercept's
+        feature, where one step cannot suit both (standardise X).
+        :func:`algorithms._s3gd_setup.choose_defaults` holds the rule.
     inner_iter : int or None
-        k_in; None: 20 for s3gd and sgd, 50 for svrg (the paper's settings).
+        k_in; None: 20 for sgd, 50 for svrg (the paper's settings); for s3gd 20, or
+        more where the snapshot (O(m d)) would cost more than 20 steps (sparse rows
+        with many columns): :func:`algorithms._s3gd_setup.choose_defaults`.
     batch_size : int, default 10
         p.
     max_epochs : float > 0, default 10.0
@@ -119,6 +143,12 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
         whole outer loops).
     max_time : float > 0 or None
         Stop at the first checkpoint after this many seconds of training.
+    tol : "auto", float >= 0 or None, default "auto"
+        At the first checkpoint of each whole epoch the training objective F is
+        computed (one pass, O(nnz)); the fit stops when that epoch lowered F by less
+        than ``tol |F_best|`` and returns the iterate of the lowest F seen. None: every
+        epoch runs and the last iterate is returned. "auto": 1e-3 with ``step="auto"``,
+        None with a given step (explicit settings run as they did before the default).
     class_weight : None, "balanced" or dict {label: weight}
         "balanced": ``n / (2 n_c)``, Eq. (46) halved so the weights' mean is 1
         (scikit-learn's convention). Mini-batches are drawn with probabilities
@@ -154,6 +184,8 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
     Returns
     -------
     LinearModel
+        ``params`` records the step, tol and inner_iter used and ``epochs`` (run per
+        binary / one-vs-rest problem).
 
     Examples
     --------
@@ -163,33 +195,49 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
     >>> model = s3gd.fit(X, y, step=0.1, max_epochs=5, random_state=0)
     >>> float((s3gd.predict(model, X) == y).mean()) > 0.95
     True
+    >>> import scipy.sparse
+    >>> model = s3gd.fit(scipy.sparse.csr_matrix(X), y, sample_weight=1.0 + (y == 0), random_state=0)
+    >>> float((s3gd.predict(model, X) == y).mean()) > 0.95
+    True
     """
-    inner_iter = DEFAULT_INNER_ITER[method] if inner_iter is None else inner_iter
-    bk = resolve(backend, X, y)
+    if type(X).__module__.startswith("cupyx.scipy.sparse"):
+        msg = ("`X` is a cupyx.scipy.sparse matrix, which S3GD does not take: pass a dense CuPy array for the "
+               "cuda backend, or a scipy.sparse matrix for the cpu backend")
+        raise TypeError(msg)
+    bk = resolve(backend, for_resolve(X), y)
     xp = bk.xp
-    X = check_X(X, bk, dtype)
+    X = check_X(X, bk, dtype, accept_sparse=True)
     classes, y_index = encode_classes(y, bk)
     check_y_length(y_index, X)
-    class_weights = _class_weights(class_weight, classes)
+    class_weights = setup.check_class_weight(class_weight, classes)
     seed = seed_from(random_state)
     rng = np.random.default_rng(seed)
 
     l1 = lam if penalty == "l1" else (lam * l1_ratio if penalty == "elasticnet" else 0.0)
     l2 = lam if penalty == "l2" else (lam * (1.0 - l1_ratio) if penalty == "elasticnet" else 0.0)
     n, d = X.shape
-    clock = _Clock()
+    clock = setup.Clock()
     clock.start()
     y_host = to_numpy(y_index)
+    sw_host = setup.row_weights(class_weights, classes, y_host, setup.check_sample_weight(sample_weight, n))
+    max_sq, mean_sq, rms = setup.row_statistics(X, xp, sw_host)
+    sparse, auto_step = is_sparse(X), isinstance(step, str)
+    step, tol, inner_iter = setup.choose_defaults(
+        step, tol, inner_iter, method=method, max_sq=max_sq, mean_sq=mean_sq,
+        nnz_row=X.nnz / n if sparse else d, n_features=d, n_anchors=min(n_anchors, n), batch_size=batch_size,
+        loss=loss, beta=beta, l2=l2, lazy=sparse and l1 == 0.0)
+    if auto_step:  # say so when the automatic step cannot suit every column
+        setup.warn_scale(rms)
     problems = [1] if classes.size == 2 else list(range(classes.size))
 
-    graph = _anchor_graph(X, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng) if method == "s3gd" else None
+    graph = (setup.anchor_graph(X, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng, sw_host)
+             if method == "s3gd" else None)
     run = get_kernel("prox_sgd_run", bk)
-    coefs = []
+    coefs, epochs_done = [], []
     n_steps_total = max(1, math.ceil(max_epochs * n / batch_size))
     n_outer_total = max(1, math.ceil(n_steps_total / inner_iter))
     outer_per_segment = max(1, math.ceil(checkpoint * n / batch_size / inner_iter))
-    sw_host = _sample_weights(class_weights, classes, y_host)
-    sampler = _Sampler(rng, sw_host)
+    sampler = setup.Sampler(rng, sw_host)
     sw = xp.asarray(bk.asarray(sw_host), dtype=X.dtype)
     setup_time = 0.0
     bar = progress_bar(verbose, n_outer_total * len(problems), method, unit="outer it")
@@ -214,6 +262,7 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
         if problem == 0:
             bk.synchronize()
             setup_time = clock.read()
+        stopper = _EarlyStop(tol, X, cls, sw, loss, beta, l1, l2, xp)
         outer_done = 0
         while outer_done < n_outer_total:
             n_outer = min(outer_per_segment, n_outer_total - outer_done)
@@ -227,29 +276,30 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
                     eta=step, l1=l1, l2=l2, k_in=inner_iter, n_outer=n_outer, record_step=record_step,
                 )
             outer_done += n_outer
+            epoch = outer_done * inner_iter * batch_size / n
+            stop = stopper.converged(w, epoch)
             bk.synchronize()
             if bar is not None:
-                epoch = round(outer_done * inner_iter * batch_size / n, 2)
-                bar.update(problem * n_outer_total + outer_done, epoch=epoch)
+                bar.update(problem * n_outer_total + outer_done, epoch=round(epoch, 2))
             clock.stop()
-            stop = False
             if callback is not None and problem == 0:
                 exact = _smooth_gradient(X, cls, sw, w_rec, loss, beta, xp)
                 info = {
-                    "epoch": outer_done * inner_iter * batch_size / n,
+                    "epoch": epoch,
                     "time": clock.elapsed,
                     "coef": w,
-                    "grad_corr": _pearson(to_numpy(g_rec), to_numpy(exact)),
+                    "grad_corr": setup.pearson(to_numpy(g_rec), to_numpy(exact)),
                     "outer_iterations": outer_done,
                     "setup_time": setup_time,
                 }
-                stop = bool(callback(info))
+                stop = bool(callback(info)) or stop
             if max_time is not None and clock.elapsed >= max_time:
                 stop = True
             clock.start()
             if stop:
                 break
-        coefs.append(w)
+        coefs.append(stopper.best(w))
+        epochs_done.append(outer_done * inner_iter * batch_size / n)
     if bar is not None:
         bar.close()
     clock.stop()
@@ -258,8 +308,8 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
     params = {
         "loss": loss, "penalty": penalty, "lam": lam, "l1_ratio": l1_ratio, "n_anchors": n_anchors,
         "k_nearest": k_nearest, "step": step, "inner_iter": inner_iter, "batch_size": batch_size,
-        "max_epochs": max_epochs, "class_weight": _jsonable_weights(class_weight), "beta": beta,
-        "fit_time": clock.elapsed, "setup_time": setup_time,
+        "max_epochs": max_epochs, "tol": tol, "class_weight": setup.jsonable_weights(class_weight), "beta": beta,
+        "fit_time": clock.elapsed, "setup_time": setup_time, "epochs": epochs_done,
     }
     return LinearModel(
         algorithm=method,
@@ -273,117 +323,59 @@ def fit(X, y, *, loss, penalty, lam, l1_ratio, n_anchors, k_nearest, step, inner
     )
 
 
-class _Clock:
-    """Accumulates the seconds between start() and stop() (the training time)."""
+class _EarlyStop:
+    """The training objective F(w) = (1/n) sum_i s_i psi_i + R(w) once per whole epoch:
+    ``converged`` is True when an epoch lowered it by less than ``tol`` (relative to the
+    best so far); ``best`` is the iterate of the lowest F seen (the last one without
+    ``tol``). Without an l1 term the mean of the epoch's checkpoint iterates is a
+    candidate too (it averages out much of a constant step's noise; l1 would lose its
+    zeros). Two passes over X (O(nnz)) and one host sync per epoch."""
 
-    def __init__(self):
-        self.elapsed = 0.0
-        self._t = None
+    def __init__(self, tol, X, cls, sw, loss, beta, l1, l2, xp):
+        self.tol, self.X, self.sw, self.code, self.beta, self.l1, self.l2, self.xp = (
+            tol, X, sw, PSI_CODES[loss], beta, l1, l2, xp)
+        self.signs = xp.astype(cls, X.dtype) * 2.0 - 1.0
+        self.f_best, self.w_best, self.next_epoch = math.inf, None, 1
+        self.total, self.count = None, 0
 
-    def start(self):
-        self._t = time.perf_counter()
+    def value(self, w):
+        xp = self.xp
+        u = self.X @ w[:-1] + w[-1]
+        data = xp.mean(self.sw * psi(u, self.signs, self.code, self.beta, xp))
+        return float(data + self.l2 * xp.sum(w * w) + self.l1 * xp.sum(xp.abs(w)))
 
-    def read(self):
-        """Seconds so far, the running interval included."""
-        return self.elapsed + (time.perf_counter() - self._t if self._t is not None else 0.0)
+    def converged(self, w, epoch):
+        if self.tol is None:
+            return False
+        if self.l1 == 0.0:
+            self.total = w if self.total is None else self.total + w
+            self.count += 1
+        if epoch + 1e-9 < self.next_epoch:
+            return False
+        self.next_epoch = math.floor(epoch + 1e-9) + 1
+        f, w_f = self.value(w), w
+        if self.count > 1:
+            mean = self.total / self.count
+            f_mean = self.value(mean)
+            if f_mean < f or not math.isfinite(f):
+                f, w_f = f_mean, mean
+        self.total, self.count = None, 0
+        if not math.isfinite(f):
+            return True
+        improved = self.f_best - f
+        if f < self.f_best:
+            self.f_best, self.w_best = f, self.xp.asarray(w_f, copy=True)
+        return improved < self.tol * abs(self.f_best)
 
-    def stop(self):
-        if self._t is not None:
-            self.elapsed += time.perf_counter() - self._t
-            self._t = None
-
-
-class _Sampler:
-    """Mini-batch rows, drawn with replacement with probabilities proportional to the
-    sample weights (uniform when they are all equal)."""
-
-    def __init__(self, rng, sample_weight):
-        self.rng, self.n = rng, sample_weight.shape[0]
-        self.uniform = bool(np.all(sample_weight == sample_weight[0]))
-        if not self.uniform:
-            cdf = np.cumsum(sample_weight, dtype=np.float64)
-            self.cdf = cdf / cdf[-1]
-
-    def draw(self, steps, p):
-        if self.uniform:
-            return self.rng.integers(0, self.n, size=(steps, p), dtype=np.int64)
-        rows = np.searchsorted(self.cdf, self.rng.random((steps, p)), side="right")
-        return np.minimum(rows, self.n - 1).astype(np.int64)
-
-
-def _class_weights(class_weight, classes):
-    if class_weight is None or class_weight == "balanced":
-        return class_weight
-    if isinstance(class_weight, dict):
-        out = {}
-        for label, value in class_weight.items():
-            if label not in set(classes.tolist()):
-                msg = f"`class_weight` names label {label!r}, which is not in `y` (classes {classes.tolist()})"
-                raise ValueError(msg)
-            out[label] = check_nonneg_float(f"class_weight[{label!r}]", value, positive=True)
-        return out
-    msg = f"`class_weight` must be None, 'balanced' or a dict {{label: weight}}, got {class_weight!r}"
-    raise ValueError(msg)
-
-
-def _sample_weights(class_weights, classes, y_index):
-    """Per-row weights from the class weights, scaled to mean 1 (so ``lam`` keeps its meaning).
-
-    "balanced": ``n / (n_classes n_c)``, for two classes Eq. (46) halved (scikit-learn's
-    convention); a dict gives each label its weight (1 if absent)."""
-    n = y_index.shape[0]
-    if class_weights is None:
-        return np.ones(n)
-    if class_weights == "balanced":
-        counts = np.bincount(y_index, minlength=classes.size)
-        per_class = n / (classes.size * np.maximum(counts, 1))
-    else:
-        per_class = np.array([class_weights.get(c, 1.0) for c in classes.tolist()], dtype=np.float64)
-    w = per_class[y_index]
-    return w * (n / w.sum())
-
-
-def _jsonable_weights(class_weight):
-    if isinstance(class_weight, dict):
-        return {str(k): float(v) for k, v in class_weight.items()}
-    return class_weight
-
-
-def _anchor_graph(X, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng):
-    """Anchors (Algorithm 2, steps 2-5) and the sparse anchor-sample graph (steps 6-13).
-
-    On X without the constant feature: it changes no distance; the anchors' constant
-    feature is implied in the loop."""
-    xp = bk.xp
-    n = X.shape[0]
-    m = min(n_anchors, n)
-    k = min(k_nearest, m)
-    if kmeans_sample is not None and kmeans_sample < n:
-        rows = bk.asarray(np.sort(rng.choice(n, size=max(kmeans_sample, m), replace=False)))
-        sample = xp.take(X, rows, axis=0)
-    else:
-        sample = X
-    centers = ops.kmeans(sample, m, n_iter=kmeans_iter, random_state=rng, backend=bk, check_finite=False)
-    # Eq. (13) over the rows k-means saw (all rows when kmeans_sample is None): one O(n m d)
-    # pass fewer than snapping to all of X, and the anchors are still training samples.
-    Z = xp.take(sample, ops.snap_to_samples(centers, sample, backend=bk, check_finite=False), axis=0)
-    idx, gw = ops.anchor_graph(X, Z, k, backend=bk, check_finite=False)
-    return Z, idx, gw
+    def best(self, w):
+        return w if self.w_best is None else self.w_best
 
 
 def _smooth_gradient(X, cls, sw, w, loss, beta, xp):
     """Exact gradient of the smooth part (1/n) sum_i s_i psi_i at w (w[-1]: the intercept)."""
     signs = xp.astype(cls, X.dtype) * 2.0 - 1.0
     a = sw * dpsi(X @ w[:-1] + w[-1], signs, PSI_CODES[loss], beta, xp) / X.shape[0]
-    return xp.concat((a @ X, xp.sum(a)[None]))
-
-
-def _pearson(a, b):
-    a = np.asarray(a, dtype=np.float64) - np.mean(a)
-    b = np.asarray(b, dtype=np.float64) - np.mean(b)
-    denom = math.sqrt(float(a @ a) * float(b @ b))
-    return float(a @ b) / denom if denom > 0 else float("nan")
-
+    return xp.concat((X.T @ a if is_sparse(X) else a @ X, xp.sum(a)[None]))
 
 def decision_function(model, X, *, backend="auto"):
     """Decision values ``X @ coef.T + intercept``: shape (n_samples,) for two classes,
@@ -397,19 +389,22 @@ def predict(model, X, *, backend="auto"):
     return model.predict(X, backend=backend)
 
 
-def objective(model, X, y, *, backend="auto"):
-    """The training objective of ``model`` on (X, y): mean (class-weighted) loss + R(w).
+def objective(model, X, y, sample_weight=None, *, backend="auto"):
+    """The training objective of ``model`` on (X, y): weighted mean loss + R(w),
+    ``(1/sum_i s_i) sum_i s_i psi_i + R(w)`` with ``s_i`` the class weight of the
+    model times ``sample_weight`` (as in fitting).
 
     ``w`` includes the intercept (the weight of the appended constant feature), as
-    in fitting. For one-vs-rest models, the sum of the per-class objectives.
+    in fitting. For one-vs-rest models, the sum of the per-class objectives. ``X``
+    dense or scipy.sparse (cpu).
 
     Returns
     -------
     float
     """
-    bk = resolve(backend, X, y)
+    bk = resolve(backend, for_resolve(X), y)
     xp = bk.xp
-    X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None)
+    X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None, accept_sparse=True)
     check_n_features(X, model.n_features_in)
     p = model.params
     classes = np.asarray(model.classes)
@@ -427,7 +422,8 @@ def objective(model, X, y, *, backend="auto"):
     if not np.all(classes[np.minimum(y_index, classes.size - 1)] == y_host):
         msg = f"`y` holds labels the model was not fitted with (classes {classes.tolist()})"
         raise ValueError(msg)
-    weights = xp.astype(bk.asarray(_sample_weights(cw_spec, classes, y_index)), X.dtype)
+    sw_host = setup.row_weights(cw_spec, classes, y_index, setup.check_sample_weight(sample_weight, X.shape[0]))
+    weights = xp.astype(bk.asarray(sw_host), X.dtype)
     positives = [1] if classes.size == 2 else list(range(classes.size))
     total = 0.0
     for row, positive in enumerate(positives):
@@ -453,12 +449,19 @@ class S3GDClassifier(FunctionalClassifier):
     (n_outputs,), ``n_outputs = 1`` for two classes; the intercept is the weight of
     the constant feature appended during fitting (so it is regularised).
 
+    Takes dense arrays (NumPy, CuPy, any array-API namespace) and scipy.sparse
+    matrices (CSR / CSC / COO, cpu backend: never densified); ``fit`` takes
+    ``sample_weight`` (scikit-learn's semantics: see :func:`algorithms.s3gd.fit`).
+
     Attributes
     ----------
     model_ : LinearModel
     coef_, intercept_ : arrays on the input's backend
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
+    n_iter_ : float
+        Epochs run (passes of sampled rows; the largest over the one-vs-rest problems):
+        fewer than ``max_epochs`` when ``tol`` stopped the fit.
 
     Examples
     --------
@@ -473,12 +476,22 @@ class S3GDClassifier(FunctionalClassifier):
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
+    _accept_sparse = True  # scipy.sparse X on cpu: the anchor ops and the prox-SGD loop read CSR rows
 
-    def fit(self, X, y):
-        """Fit on (X, y); sets ``coef_`` and ``intercept_`` like scikit-learn's linear models."""
-        super().fit(X, y)
+    def _fit_args(self, X, y):
+        return X, y, self.__dict__.get("_sample_weight")
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on (X, y), rows weighted by ``sample_weight`` (None: all 1); sets ``coef_``,
+        ``intercept_`` like scikit-learn's linear models, and ``n_iter_``."""
+        self._sample_weight = sample_weight
+        try:
+            super().fit(X, y)
+        finally:
+            del self._sample_weight
         self.coef_ = self.model_.coef
         self.intercept_ = self.model_.intercept
+        self.n_iter_ = float(max(self.model_.params["epochs"]))
         return self
 
 

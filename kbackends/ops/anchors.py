@@ -1,7 +1,12 @@
 """Sparse anchor propagation and its preprocessing (S3GD, Algorithm 2): k-means
 centers, snapping them to samples (the anchors of Eq. 13), the anchor-sample graph
 of Eq. (14), and the propagation / accumulation products of Eqs. (19)-(22).
-Kernels: :mod:`kbackends.kernels.anchors`."""
+Kernels: :mod:`kbackends.kernels.anchors`.
+
+Sparse rows: ``X`` of :func:`kmeans`, :func:`snap_to_samples`, :func:`anchor_graph`
+and ``rows`` of :func:`anchor_accumulate` may be scipy.sparse (any format, matrix or
+array) on the cpu backend: converted once to canonical CSR, never densified (the
+centres, anchors and accumulated sums are dense (m, d)); memory O(nnz + m d)."""
 
 from __future__ import annotations
 
@@ -10,12 +15,35 @@ from .._registry import get_kernel
 from ._checks import (
     check_all_finite, check_float, check_float_array, check_index, check_int, check_positive, check_same_columns, is_float,
 )
+from ._sparse import as_csr, check_sparse_backend, is_sparse
 
 __all__ = ["kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate"]
 
 
 def _anchor_knn(bk, X, anchors, k):
     return get_kernel("anchor_knn", bk)(X, anchors, xp=bk.xp, k=k)
+
+
+def _resolve_rows(backend, X, *others, name="X"):
+    """(backend, X, others on it): a scipy.sparse ``X`` becomes canonical CSR, picks
+    no backend of its own and needs the cpu backend (TypeError otherwise)."""
+    if is_sparse(X):
+        X = as_csr(X, name)
+        bk = resolve(backend, *others)
+        check_sparse_backend(bk, name)
+        return bk, X, tuple(bk.asarray(a) for a in others)
+    bk = resolve(backend, X, *others)
+    return bk, bk.asarray(X), tuple(bk.asarray(a) for a in others)
+
+
+def _check_rows(xp, X, name):
+    """The float / 2-D checks of a dense ``X`` (a CSR one was checked by ``as_csr``)."""
+    if not is_sparse(X):
+        check_float_array(xp, X, name, 2)
+
+
+def _finite_view(xp, X):
+    return xp.asarray(X.data) if is_sparse(X) else X
 
 
 def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check_finite=True):
@@ -28,8 +56,9 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
 
     Parameters
     ----------
-    X : array of shape (n_samples, n_features)
-        float32 or float64, ``n_samples >= n_clusters``.
+    X : array or scipy.sparse matrix of shape (n_samples, n_features)
+        float32 or float64, ``n_samples >= n_clusters``. Sparse rows (cpu backend):
+        the centres are dense, no dense copy of ``X`` is made.
     n_clusters : int >= 1
     n_iter : int >= 0, default 10
         Lloyd iterations after seeding (0: the k-means++ seeds).
@@ -55,20 +84,23 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
 
     from .._xp_utils import to_numpy
 
-    bk = resolve(backend, X)
+    bk, X, _ = _resolve_rows(backend, X)
     xp = bk.xp
-    X = bk.asarray(X)
-    check_float_array(xp, X, "X", 2)
+    _check_rows(xp, X, "X")
     n = X.shape[0]
     check_int("n_clusters", n_clusters, 1, n, "n_samples")
     check_int("n_iter", n_iter, 0)
-    check_all_finite(xp, check_finite, {"X": X})
+    check_all_finite(xp, check_finite, {"X": _finite_view(xp, X)})
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+    sparse = is_sparse(X)
+
+    def row(i):  # one row, dense
+        return X[[i]].toarray()[0] if sparse else X[i, :]
 
     # k-means++ (Arthur & Vassilvitskii 2007): next center drawn with probability ~ D(x)^2.
-    sq = xp.sum(X * X, axis=1)
+    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sparse else xp.sum(X * X, axis=1)
     chosen = [int(rng.integers(n))]
-    center = X[chosen[0], :]
+    center = row(chosen[0])
     closest = xp.maximum(sq + xp.sum(center * center) - 2.0 * (X @ center), 0.0)
     for _ in range(1, n_clusters):
         p = np.asarray(to_numpy(closest), dtype=np.float64)
@@ -79,9 +111,12 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
         else:  # every row already a center (duplicates): any unchosen row
             nxt = int(rng.choice(np.setdiff1d(np.arange(n), chosen)))
         chosen.append(nxt)
-        center = X[nxt, :]
+        center = row(nxt)
         closest = xp.minimum(closest, xp.maximum(sq + xp.sum(center * center) - 2.0 * (X @ center), 0.0))
-    centers = xp.take(X, bk.asarray(np.asarray(chosen, dtype=np.int64)), axis=0)
+    if sparse:
+        centers = X[np.asarray(chosen, dtype=np.int64)].toarray()
+    else:
+        centers = xp.take(X, bk.asarray(np.asarray(chosen, dtype=np.int64)), axis=0)
 
     ones = xp.ones((n, 1), dtype=X.dtype)
     accumulate = get_kernel("anchor_accumulate", bk)
@@ -99,7 +134,7 @@ def snap_to_samples(centers, X, *, backend="auto", check_finite=True):
     Parameters
     ----------
     centers : array of shape (m, n_features)
-    X : array of shape (n_samples, n_features), same dtype, n_samples >= 1
+    X : array or scipy.sparse matrix of shape (n_samples, n_features), same dtype, n_samples >= 1
     backend, check_finite
         As in :func:`rff_features`.
 
@@ -108,15 +143,14 @@ def snap_to_samples(centers, X, *, backend="auto", check_finite=True):
     int64 array of shape (m,)
         ``argmin_i ||X_i - centers_j||^2`` (ties: lowest row). ``X[result]`` are the anchors.
     """
-    bk = resolve(backend, centers, X)
-    centers, X = bk.asarray(centers), bk.asarray(X)
+    bk, X, (centers,) = _resolve_rows(backend, X, centers)
     check_float_array(bk.xp, centers, "centers", 2)
-    check_float_array(bk.xp, X, "X", 2)
+    _check_rows(bk.xp, X, "X")
     if X.shape[0] == 0:
         msg = "`X` must have at least one row to snap to"
         raise ValueError(msg)
     check_same_columns(bk.xp, centers, "centers", X)
-    check_all_finite(bk.xp, check_finite, {"centers": centers, "X": X})
+    check_all_finite(bk.xp, check_finite, {"centers": centers, "X": _finite_view(bk.xp, X)})
     idx, _ = _anchor_knn(bk, centers, X, 1)
     return idx[:, 0]
 
@@ -130,7 +164,7 @@ def anchor_graph(X, anchors, k, *, eps=1e-4, backend="auto", check_finite=True):
 
     Parameters
     ----------
-    X : array of shape (n, d)
+    X : array or scipy.sparse matrix of shape (n, d)
     anchors : array of shape (m, d), same dtype
     k : int, 1 <= k <= m
     eps : float > 0, default 1e-4
@@ -160,15 +194,14 @@ def anchor_graph(X, anchors, k, *, eps=1e-4, backend="auto", check_finite=True):
     >>> idx.tolist(), np.round(w.sum(axis=1), 12).tolist()
     ([[0, 1], [2, 1]], [1.0, 1.0])
     """
-    bk = resolve(backend, X, anchors)
+    bk, X, (anchors,) = _resolve_rows(backend, X, anchors)
     xp = bk.xp
-    X, anchors = bk.asarray(X), bk.asarray(anchors)
-    check_float_array(xp, X, "X", 2)
+    _check_rows(xp, X, "X")
     check_float_array(xp, anchors, "anchors", 2)
     check_same_columns(xp, anchors, "anchors", X)
     check_int("k", k, 1, anchors.shape[0], "n_anchors")
     check_positive("eps", eps)
-    check_all_finite(xp, check_finite, {"X": X, "anchors": anchors})
+    check_all_finite(xp, check_finite, {"X": _finite_view(xp, X), "anchors": anchors})
     indices, sqdist = _anchor_knn(bk, X, anchors, k)
     nearest = sqdist[:, :1]
     sigma2 = xp.maximum(xp.sqrt(nearest), float(eps) ** 2)  # sigma^2 = max(eps, ||x - z_1||^(1/2))^2
@@ -235,7 +268,8 @@ def anchor_accumulate(indices, weights, rows, n_anchors, *, backend="auto", chec
     ----------
     indices : int array of shape (n, k)
     weights : array of shape (n, k)
-    rows : array of shape (n,) or (n, q), same dtype as ``weights``
+    rows : array of shape (n,) or (n, q), same dtype as ``weights``; or a scipy.sparse
+        (n, q) matrix (cpu backend; the result is dense)
     n_anchors : int >= 1
     backend, check_finite
         As in :func:`rff_features`.
@@ -252,8 +286,7 @@ def anchor_accumulate(indices, weights, rows, n_anchors, *, backend="auto", chec
     ...                   np.array([2.0, 4.0]), 2).tolist()
     [1.0, 5.0]
     """
-    bk = resolve(backend, indices, weights, rows)
-    indices, weights, rows = (bk.asarray(a) for a in (indices, weights, rows))
+    bk, rows, (indices, weights) = _resolve_rows(backend, rows, indices, weights, name="rows")
     check_int("n_anchors", n_anchors, 1)
     if rows.ndim not in (1, 2) or rows.shape[0] != indices.shape[0]:
         msg = f"`rows` must have shape ({indices.shape[0]},) or ({indices.shape[0]}, q), got {tuple(rows.shape)}"
@@ -262,5 +295,5 @@ def anchor_accumulate(indices, weights, rows, n_anchors, *, backend="auto", chec
         msg = f"`rows` ({rows.dtype}) and `weights` ({weights.dtype}) must have one float dtype"
         raise TypeError(msg)
     _check_graph(bk, indices, weights, n_anchors)
-    check_all_finite(bk.xp, check_finite, {"weights": weights, "rows": rows})
+    check_all_finite(bk.xp, check_finite, {"weights": weights, "rows": _finite_view(bk.xp, rows)})
     return get_kernel("anchor_accumulate", bk)(indices, weights, rows, xp=bk.xp, n_anchors=n_anchors)
