@@ -341,10 +341,14 @@ def test_sbp_keeps_libsvm_rows_sparse(files, tmp_path, capsys):
     trains dense."""
     import scipy.sparse as sp
 
+    # about a third of the entries stored: sparse in fact (a CSR with half or more stored is made dense)
+    Xs = np.where(np.abs(X) < 1.0, 0.0, X)
+    dump_svmlight_file(Xs[:N_TRAIN], Y[:N_TRAIN], str(tmp_path / "train.svm"))
+    dump_svmlight_file(Xs[N_TRAIN:], Y[N_TRAIN:], str(tmp_path / "test.svm"))
     model = tmp_path / "m.npz"
-    assert main(["train", str(files["dir"] / "train.svm"), str(model), "--algo", "sbp", "--quiet", *FAST["sbp"]]) == 0
+    assert main(["train", str(tmp_path / "train.svm"), str(model), "--algo", "sbp", "--quiet", *FAST["sbp"]]) == 0
     assert sp.issparse(load(model).support_vectors)
-    assert main(["predict", str(model), str(files["dir"] / "test.svm"), str(tmp_path / "p.txt")]) == 0
-    assert float(capsys.readouterr().out.split("accuracy ")[1].split("%")[0]) > 80
+    assert main(["predict", str(model), str(tmp_path / "test.svm"), str(tmp_path / "p.txt")]) == 0
+    assert float(capsys.readouterr().out.split("accuracy ")[1].split("%")[0]) > 70
     assert main(["train", str(files["train.csv.gz"]), str(model), "--algo", "sbp", "--quiet", *FAST["sbp"]]) == 0
     assert not sp.issparse(load(model).support_vectors)

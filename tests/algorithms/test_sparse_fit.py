@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from algorithms import DSGClassifier, DSGRegressor, TSGS3VMClassifier, dsg, sbp, tsgs3vm
+from algorithms import DSGClassifier, DSGRegressor, TSGS3VMClassifier, dsg, tsgs3vm
 from algorithms._validation import check_X, median_gamma
 from kbackends import resolve
 
@@ -67,7 +67,5 @@ def test_check_X_sparse():
         check_X(big, bk, None, accept_sparse=True)
     with pytest.raises(TypeError, match="does not take sparse input"):
         check_X(X, bk, None)
-    with pytest.raises(TypeError, match="does not take sparse input"):
-        sbp.fit(X, np.where(np.arange(X.shape[0]) % 2, 1, -1), nu=0.1)
     # the median heuristic on the sparse sample: the dense value
     assert median_gamma(X, bk, 0) == pytest.approx(median_gamma(X.toarray(), bk, 0), rel=1e-9)
