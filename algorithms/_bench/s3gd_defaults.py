@@ -11,7 +11,8 @@ For each of ijcnn1, a9a, w8a, phishing (float64 as the loaders return them), den
   alternated), relative gap ``(F - F*) / F*``, test accuracy;
 - raw (unscaled) svmguide1: default S3GD against standardised svmguide1.
 
-Single-threaded (BLAS and Numba), as SAGA is. One command:
+Single-threaded (BLAS and Numba), as SAGA is (``--threads 0``: the library's default
+threads, what a user runs). One command:
 
     KBACKENDS_DATA=/work/shared/data python -m algorithms._bench.s3gd_defaults [--repeat 3] [--only a9a,w8a]
 
@@ -170,14 +171,17 @@ def main(argv=None):
                         help="only the 20000 x 50000 sparse fit + predict (for /usr/bin/time -v)")
     parser.add_argument("--write-libsvm", metavar="PATH", help="only write that problem as a LIBSVM file")
     parser.add_argument("--s3gd", nargs="*", default=[], help="key=value settings of S3GDClassifier")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS and Numba threads (default 1, as SAGA; 0: the library's default, all cores)")
     args = parser.parse_args(argv)
     kwargs = {k: ast.literal_eval(v) for k, v in (item.split("=", 1) for item in args.s3gd)}
     if args.sparse_api or args.write_libsvm:
         sparse_api(args.write_libsvm)
         return 0
-    numba.set_num_threads(1)
+    if args.threads:
+        numba.set_num_threads(args.threads)
     rows = []
-    with threadpool_limits(1):
+    with threadpool_limits(args.threads or None):
         for name in args.only.split(","):
             rows.extend(compare(name, args.repeat, kwargs, formats=args.formats.split(",")))
         svmguide1(kwargs)
