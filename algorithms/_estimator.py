@@ -132,3 +132,35 @@ class FunctionalClassifier(ClassifierMixin, FunctionalEstimator):
         :mod:`algorithms._calibration`). CuPy in, CuPy out; a dask array in, a lazy one out."""
         X = self._validated(X)
         return self.model_.predict_proba(X)
+
+
+class WeightedFit:
+    """``fit(X, y, sample_weight=None)`` for the estimators whose module ``fit`` takes
+    ``sample_weight`` (DSG, SBP, S3GD; put it before the estimator base): the weights
+    reach the module's ``fit`` through ``_fit_args``, which ``probability=True`` calls
+    with the rows it keeps for the fit. Sets ``n_iter_`` from :meth:`_n_iter_done`."""
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on (X, y), rows weighted by ``sample_weight`` (scikit-learn's semantics:
+        weight k acts as the row repeated k times, 0 as the row removed; negative
+        weights are refused; see the module's ``fit``). Sets ``n_iter_``."""
+        if sample_weight is not None and is_dask_array(X):
+            msg = "`sample_weight` is not supported with dask arrays"
+            raise ValueError(msg)
+        self._sample_weight = sample_weight
+        try:
+            super().fit(X, y)
+        finally:
+            del self._sample_weight
+        self.n_iter_ = self._n_iter_done()
+        return self
+
+    def _n_iter_done(self):
+        """Iterations run (fewer than asked when a stopping rule ended the fit)."""
+        return int(self.model_.params["n_iter_done"])
+
+    def _fit_args(self, X, y, rows=None):
+        from ._fit_plan import weights_of_rows
+
+        return X, y, weights_of_rows(getattr(self, "_sample_weight", None), rows)
+

@@ -35,13 +35,12 @@ from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 
 from . import _engine, distributed
 from ._calibration import with_probability
-from ._dask_arrays import is_dask_array
-from ._estimator import FunctionalClassifier, FunctionalEstimator
+from ._estimator import FunctionalClassifier, FunctionalEstimator, WeightedFit
 from ._model import RFFModel
 from ._params import (
     Constraint, Param, ParamTable, common, common_tail, either, engine_settings, integer, options, real,
 )
-from ._fit_plan import auto_settings, check_sample_weight, validation_rows, weights_of_rows
+from ._fit_plan import auto_settings, check_sample_weight, validation_rows
 from ._sparse import for_resolve, take_rows
 from ._validation import (
     check_gamma,
@@ -318,28 +317,8 @@ def objective(model, X, y, *, backend="auto"):
     return data + penalty
 
 
-class _DSGFit:
-    """``fit`` with ``sample_weight`` and ``partial_fit`` of the DSG estimators."""
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit on (X, y), rows weighted by ``sample_weight`` (see :func:`algorithms.dsg.fit`).
-
-        Sets ``model_``, ``n_features_in_``, ``classes_`` (classifiers) and ``n_iter_``,
-        the iterations run (fewer than ``n_iter`` when early stopping ended the fit).
-        """
-        if sample_weight is not None and is_dask_array(X):
-            msg = "`sample_weight` is not supported with dask arrays"
-            raise ValueError(msg)
-        self._sample_weight = sample_weight  # read by _fit_args, once validated X has its rows
-        try:
-            super().fit(X, y)
-        finally:
-            del self._sample_weight
-        self.n_iter_ = int(self.model_.params["n_iter_done"])
-        return self
-
-    def _fit_args(self, X, y, rows=None):
-        return X, y, weights_of_rows(getattr(self, "_sample_weight", None), rows)
+class _DSGFit(WeightedFit):
+    """``partial_fit`` of the DSG estimators (``fit`` with ``sample_weight``: :class:`WeightedFit`)."""
 
     def partial_fit(self, X, y, classes=None):
         """Continue the fit on one batch of rows (for data streamed by your own loader).

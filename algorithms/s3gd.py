@@ -41,7 +41,7 @@ from kbackends import get_kernel, ops, resolve, sync_free, to_numpy
 from kbackends.losses import PSI_CODES, dpsi, psi
 
 from . import _s3gd_setup as setup
-from ._estimator import FunctionalClassifier
+from ._estimator import FunctionalClassifier, WeightedFit
 from ._finite import check_finite_fit
 from ._model import LinearModel
 from ._params import Param, ParamTable, common_tail, either, instance, integer, none, options, real
@@ -441,7 +441,7 @@ def objective(model, X, y, sample_weight=None, *, backend="auto"):
     return total
 
 
-class S3GDClassifier(FunctionalClassifier):
+class S3GDClassifier(WeightedFit, FunctionalClassifier):
     """Linear classifier trained by S3GD (or prox-SVRG / prox-SGD), scikit-learn style.
 
     Parameters are those of :func:`algorithms.s3gd.fit`. Like scikit-learn's linear
@@ -478,21 +478,16 @@ class S3GDClassifier(FunctionalClassifier):
     _predict = staticmethod(predict)
     _accept_sparse = True  # scipy.sparse X on cpu: the anchor ops and the prox-SGD loop read CSR rows
 
-    def _fit_args(self, X, y):
-        return X, y, self.__dict__.get("_sample_weight")
-
     def fit(self, X, y, sample_weight=None):
         """Fit on (X, y), rows weighted by ``sample_weight`` (None: all 1); sets ``coef_``,
-        ``intercept_`` like scikit-learn's linear models, and ``n_iter_``."""
-        self._sample_weight = sample_weight
-        try:
-            super().fit(X, y)
-        finally:
-            del self._sample_weight
+        ``intercept_`` like scikit-learn's linear models, and ``n_iter_`` (epochs run)."""
+        super().fit(X, y, sample_weight)
         self.coef_ = self.model_.coef
         self.intercept_ = self.model_.intercept
-        self.n_iter_ = float(max(self.model_.params["epochs"]))
         return self
+
+    def _n_iter_done(self):
+        return float(max(self.model_.params["epochs"]))
 
 
 __all__ = ["LOSSES", "METHODS", "PENALTIES", "S3GDClassifier", "decision_function", "fit", "objective", "predict"]

@@ -54,13 +54,12 @@ import numpy as np
 from kbackends import get_kernel, ops, resolve, sync_free, to_numpy
 from kbackends.ops import RESPONSE_KERNELS
 
-from ._estimator import FunctionalClassifier
+from ._estimator import FunctionalClassifier, WeightedFit
 from ._finite import check_finite_fit
 from ._model import KernelExpansionModel
 from ._calibration import with_probability
-from ._prediction import kernel_expansion
 from ._progress import progress_bar
-from ._fit_plan import check_sample_weight, weights_of_rows
+from ._fit_plan import check_sample_weight
 from ._sbp_defaults import sbp_defaults
 from ._sbp_steps import batch_quad, block_response, replay, self_kernel, squared_norms
 from ._sparse import for_resolve, is_sparse, take_rows
@@ -430,7 +429,7 @@ def predict(model, X, *, backend="auto"):
     return model.predict(X, backend=backend)
 
 
-class SBPClassifier(FunctionalClassifier):
+class SBPClassifier(WeightedFit, FunctionalClassifier):
     """Kernel SVM by the Stochastic Batch Perceptron, as a scikit-learn estimator.
 
     Parameters as in :func:`algorithms.sbp.fit`, and ``probability`` (bool, default
@@ -463,18 +462,3 @@ class SBPClassifier(FunctionalClassifier):
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit on (X, y); ``sample_weight`` as in :func:`algorithms.sbp.fit` (weight k:
-        the row repeated k times; 0: removed; negative: ValueError). Sets ``n_iter_``."""
-        self._sample_weight = sample_weight
-        try:
-            super().fit(X, y)
-        finally:
-            del self._sample_weight
-        self.n_iter_ = int(self.model_.params["n_iter_done"])
-        return self
-
-    def _fit_args(self, X, y, rows=None):
-        return X, y, weights_of_rows(getattr(self, "_sample_weight", None), rows)
-
