@@ -117,9 +117,6 @@ _PARALLEL_FROM = 1 << 24  # multiply-adds per call
 # The sparse loop gathers the changed row's entries at the stored indices (no SIMD):
 # threads pay from a smaller size (a9a as CSR, one changed row: 2.6 ms serial per call).
 _SPARSE_PARALLEL_FROM = 1 << 19
-# The direct dense loop (fewer than _GEMM_FROM changed rows): a9a dense, one changed row
-# (4M multiply-adds) took 1.7 ms serial per call.
-_DENSE_PARALLEL_FROM = 1 << 21
 
 # From this many changed rows on, the inner products come from one BLAS product
 # per row chunk (X @ S.T, cache-blocked, all cores) and only the exp and the
@@ -138,7 +135,7 @@ def kernel_response_update(X, idx, w, y, c, *, xp, kernel, gamma, sq_norms=None)
     if not n:
         return out
     if m < _GEMM_FROM:
-        update = _update if n * m * X.shape[1] >= _DENSE_PARALLEL_FROM else _update_serial
+        update = _update if n * m * X.shape[1] >= _PARALLEL_FROM else _update_serial
         update(X, S, w, y, c, out, KERNEL_CODES[kernel], float(gamma))
         return out
     from_dots = _update_from_dots if n * m >= _PARALLEL_FROM // 16 else _update_from_dots_serial
