@@ -13,18 +13,10 @@ Python integers read from the device.
 
 def water_level(c, volume, offsets, *, xp):
     """Levels of the segments ``c[offsets[s]:offsets[s + 1]]`` (non-empty), float64."""
-    n_seg = offsets.shape[0] - 1
-    if n_seg <= 0:
+    if offsets.shape[0] <= 1:
         return xp.zeros((0,), dtype=c.dtype)
-    f64, i64 = xp.float64, xp.int64
-    n = c.shape[0]
-    offsets = xp.astype(offsets, i64)
-    pos = xp.arange(n, dtype=i64)
-    ends = offsets[1:]
-    seg = xp.searchsorted(ends, pos, side="right")  # segment of each position
-    # Sorted within segments: a stable sort by value, then a stable sort by segment.
-    order = xp.argsort(c, stable=True)
-    order = xp.take(order, xp.argsort(xp.take(seg, order), stable=True))
+    f64 = xp.float64
+    offsets, pos, ends, seg, order = _segment_order(c, offsets, xp)
     sorted_c = xp.astype(xp.take(c, order), f64)
     start = xp.take(offsets, seg)
     # Prefix sums within each segment, from one running sum (in float64: the
@@ -36,6 +28,20 @@ def water_level(c, volume, offsets, *, xp):
     upper = xp.concat((sorted_c[1:], xp.asarray([float("inf")], dtype=f64)))
     fits = candidate <= xp.where(last, float("inf"), upper)
     return xp.take(candidate, _first_true(xp, fits, offsets[:-1]))
+
+
+def _segment_order(c, offsets, xp):
+    """``(offsets, pos, ends, seg, order)``: int64 offsets, each position's index and
+    segment, and the permutation that sorts ``c`` within each segment (a stable sort
+    by value, then a stable sort by segment)."""
+    i64 = xp.int64
+    offsets = xp.astype(offsets, i64)
+    pos = xp.arange(c.shape[0], dtype=i64)
+    ends = offsets[1:]
+    seg = xp.searchsorted(ends, pos, side="right")  # segment of each position
+    order = xp.argsort(c, stable=True)
+    order = xp.take(order, xp.argsort(xp.take(seg, order), stable=True))
+    return offsets, pos, ends, seg, order
 
 
 def _first_true(xp, mask, starts):
@@ -114,17 +120,10 @@ def water_level_weighted(c, weights, volume, offsets, *, xp):
     kernel and, through the registry's fallback, the cuda engine's (device sorts,
     scans and searches, no host round trip).
     """
-    n_seg = offsets.shape[0] - 1
-    if n_seg <= 0:
+    if offsets.shape[0] <= 1:
         return xp.zeros((0,), dtype=c.dtype)
-    f64, i64 = xp.float64, xp.int64
-    n = c.shape[0]
-    offsets = xp.astype(offsets, i64)
-    pos = xp.arange(n, dtype=i64)
-    ends = offsets[1:]
-    seg = xp.searchsorted(ends, pos, side="right")
-    order = xp.argsort(c, stable=True)
-    order = xp.take(order, xp.argsort(xp.take(seg, order), stable=True))
+    f64 = xp.float64
+    offsets, pos, ends, seg, order = _segment_order(c, offsets, xp)
     sorted_c = xp.astype(xp.take(c, order), f64)
     sorted_w = xp.astype(xp.take(weights, order), f64)
     starts = xp.take(offsets, seg)
