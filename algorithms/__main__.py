@@ -77,6 +77,9 @@ def _fit_kwargs(args):
         if OPTIONS[name][0] == "choice" and value not in allowed:
             raise UsageError(f"--{name.replace('_', '-')} for --algo {args.algo} must be one of "
                              f"{', '.join(allowed)}, got {value!r}")
+    # 'auto' on the command line is the table's None where None means "chosen from the data"
+    given = {name: None if value == "auto" and row.params[name].default is None else value
+             for name, value in given.items()}
     own = {"unlabeled_label": ("tsgs3vm", "tsgsu"), "similar_label": ("tsgsu",),
            "positive_class": ("tsgsu",), "negative_class": ("tsgsu",)}
     for name, takers in own.items():

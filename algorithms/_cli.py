@@ -57,7 +57,16 @@ def seed_option(text):
 
 
 def _gamma(text):
-    return "median" if text == "median" else _positive_float(text)
+    return text if text in ("median", "scale") else _positive_float(text)
+
+
+def _auto_or(parse):
+    """``parse``, or the word 'auto' (the value chosen from the data; the algorithm's
+    table says whether it takes it)."""
+    def parse_or_auto(text):
+        return "auto" if text == "auto" else parse(text)
+
+    return parse_or_auto
 
 
 def _precondition(text):
@@ -87,13 +96,13 @@ def _parse(kind, text, what):
 OPTIONS = {
     "loss": ("choice", "LOSS", ""),
     "kernel": ("choice", "KERNEL", ""),
-    "gamma": (_gamma, "GAMMA", "a number > 0, or 'median'"),
+    "gamma": (_gamma, "GAMMA", "a number > 0, 'median' or 'scale'"),
     "lam": (_nonneg_float, "LAM", ""),
-    "n_iter": (positive_int, "N", "auto: sbp one per row, tsgs3vm one pass over the larger of the labelled "
-                                   "and unlabelled rows"),
+    "n_iter": (_auto_or(positive_int), "N", "an integer or 'auto' (chosen from the data); tsgs3vm auto: one "
+                                             "pass over the larger of the labelled and unlabelled rows"),
     "batch_size": (positive_int, "N", ""),
     "block_size": (positive_int, "N", ""),
-    "step": (_positive_float, "STEP", ""),
+    "step": (_auto_or(_positive_float), "STEP", "a number > 0, or 'auto' where the default is"),
     "precondition": (_precondition, "RIDGE", "a relative ridge > 0, or 'none' (also 0) for the papers' plain "
                                              "gradient steps"),
     "average": ("bool", None, ""),
@@ -105,7 +114,7 @@ OPTIONS = {
     "prior": (_open_unit, "PRIOR", "of --positive-class, in (0, 1), not 1/2; auto: estimated, the larger "
                                    "class is positive"),
     "correction": ("choice", "KIND", ""),
-    "nu": (_positive_float, "NU", ""),
+    "nu": (_auto_or(_positive_float), "NU", "a number > 0, or 'auto' (from the SVC(C=1) relation)"),
     "bias": ("bool", None, ""),
     "penalty": ("choice", "PENALTY", ""),
     "l1_ratio": (_unit, "RATIO", ""),

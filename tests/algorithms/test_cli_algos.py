@@ -352,3 +352,22 @@ def test_sbp_keeps_libsvm_rows_sparse(files, tmp_path, capsys):
     assert float(capsys.readouterr().out.split("accuracy ")[1].split("%")[0]) > 70
     assert main(["train", str(files["train.csv.gz"]), str(model), "--algo", "sbp", "--quiet", *FAST["sbp"]]) == 0
     assert not sp.issparse(load(model).support_vectors)
+
+
+@pytest.mark.parametrize("algo, options", [
+    ("dsg", ["--n-iter", "auto"]),
+    ("tsgs3vm", ["--n-iter", "auto"]),
+    ("sbp", ["--nu", "auto", "--gamma", "scale", "--n-iter", "auto"]),
+    ("s3gd", ["--step", "auto"]),
+])
+def test_auto_values_on_the_command_line(files, tmp_path, algo, options):
+    """'auto' (and SBP's 'scale') are the tables' data-driven values; a word an option
+    does not take is a usage error."""
+    data = files["dir"] / ("ssl.svm" if algo == "tsgs3vm" else "train.svm")
+    extra = ["--unlabeled-label", "0"] if algo == "tsgs3vm" else []
+    model = tmp_path / "m.npz"
+    assert main(["train", str(data), str(model), "--algo", algo, "--quiet", *options, *extra]) == 0
+    assert load(model).n_features_in == X.shape[1]
+    with pytest.raises(SystemExit) as stop:
+        main(["train", str(data), str(model), "--algo", algo, "--quiet", "--batch-size", "auto"])
+    assert stop.value.code == 2
