@@ -201,6 +201,7 @@ class EngineState:
     intercept_sum: object
     rng: object  # numpy Generator of the mini-batches and the block choices
     t: int  # iterations done
+    pending: object = None  # CDSG's lagged rule: the last iteration's derivative on its way, block, factor
 
 
 # A function that takes the place of ``run`` in this context (``run_with``): the
@@ -326,7 +327,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
     if resume is not None:
         r = resume
         stored, n_blocks, scale, intercept, beta = r.stored, r.n_blocks, r.scale, r.intercept, r.beta
-        averager, intercept_sum, rng, t_done = r.averager, r.intercept_sum, r.rng, r.t
+        averager, intercept_sum, rng, t_done, pending = r.averager, r.intercept_sum, r.rng, r.t, r.pending
     monitor = None
     if s.early_stopping is not None:
         held_out = s.early_stopping.source.X
@@ -462,7 +463,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
         bar.close()  # after the loop: reads the last loss
 
     coef_stored = stored[: n_blocks * F, :]
-    state = EngineState(stored, n_blocks, scale, intercept, beta, averager, intercept_sum, rng, t_done)
+    state = EngineState(stored, n_blocks, scale, intercept, beta, averager, intercept_sum, rng, t_done, pending)
     if averager is not None:
         coef = averager.average(stored)[: n_blocks * F, :]
         intercept = intercept_sum / max(averager.count, 1)

@@ -258,3 +258,28 @@ def test_float32_stays_float32(cancer):
     assert model.coef.dtype == np.float32
     assert dsg.decision_function(model, Xt.astype(np.float32)).dtype == np.float32
     assert (dsg.predict(model, Xt.astype(np.float32)) == yt).mean() > 0.93
+
+
+def test_cdsg_resumed_in_rounds_is_the_uninterrupted_run(cancer):
+    """The engine's state carries CDSG's lagged rule (the derivative on its way to the
+    host, its block and factor): a run resumed every few iterations, as the distributed
+    fit and partial_fit do, is the uninterrupted run, bit for bit."""
+    from algorithms import _engine
+
+    X, _, y, _ = cancer
+    model = dsg.fit(X, y, variant="cdsg", n_iter=12, batch_size=64, block_size=16, random_state=0)
+    captured = {}
+
+    def rounds(sources, bk, settings, dtype):
+        result = None
+        for stop in (3, 7, 12):
+            result = _engine._run(sources, bk, settings, dtype, resume=None if result is None else result.state,
+                                  stop=stop)
+        captured["result"] = result
+        return result
+
+    with _engine.run_with(rounds):
+        resumed = dsg.fit(X, y, variant="cdsg", n_iter=12, batch_size=64, block_size=16, random_state=0)
+    assert captured["result"].n_iter_done == 12
+    np.testing.assert_array_equal(np.asarray(resumed.coef), np.asarray(model.coef))
+    np.testing.assert_array_equal(np.asarray(resumed.intercept), np.asarray(model.intercept))
