@@ -54,11 +54,24 @@ def test_small_data_defaults_are_small(cancer):
 def test_early_stopping_stops_and_records(cancer):
     X, y = cancer
     # Held-out loss that cannot improve by 50% for 3 iterations: the fit must stop early.
-    model = dsg.fit(X, y, n_iter=200, early_stopping=True, n_iter_no_change=3, tol=0.5, **SMALL)
+    from algorithms import _engine
+
+    runs = []
+
+    def recorded(sources, bk, settings, dtype):
+        runs.append(_engine._run(sources, bk, settings, dtype))
+        return runs[-1]
+
+    with _engine.run_with(recorded):
+        model = dsg.fit(X, y, n_iter=200, early_stopping=True, n_iter_no_change=3, tol=0.5, **SMALL)
     done = model.params["n_iter_done"]
     assert 4 <= done < 20
+    losses = np.asarray(runs[0].validation_loss)  # read one iteration late: the last one unread
+    assert losses.size == done - 1
+    # The rule: the last 3 losses read did not improve by 50% on the best before them.
+    assert np.all(losses[-3:] >= 0.5 * np.min(losses[:-3]))
     best = model.params["best_iteration"]  # the iterate of the best held-out loss is returned
-    assert 1 <= best < done and model.n_blocks == best  # (the last iteration's loss is read late: never best)
+    assert best == 1 + int(np.argmin(losses)) and model.n_blocks == best
     clf = DSGClassifier(n_iter=200, early_stopping=True, n_iter_no_change=3, tol=0.5, **SMALL).fit(X, y)
     assert clf.n_iter_ == done  # same seed, same split, same stop
 
