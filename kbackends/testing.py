@@ -66,7 +66,7 @@ from ._registry import get_kernel
 from ._xp_utils import to_numpy
 
 __all__ = [
-    "prox_sgd_problem",
+    "prox_sgd_problem", "two_blobs",
     "BACKENDS", "DTYPES", "TOLERANCE", "TransferGuardError", "assert_close", "assert_matches_oracle",
     "backend_params", "host", "implementation", "kernel_module", "make_backend", "on", "oracle", "oracle_backend",
     "simulator_enabled", "transfer_guard",
@@ -474,6 +474,15 @@ class transfer_guard:  # noqa: N801  (used as a function: ``with transfer_guard(
 
 
 _MISSING = object()
+
+
+def two_blobs(n=120, d=4, seed=0):
+    """A small, well separated binary problem on the host: ``X`` (n, d) float64 around
+    -1.5 / +1.5 in every feature and labels ``y`` in {0, 1}."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    X = rng.standard_normal((n, d)) + 1.5 * (2 * y[:, None] - 1)
+    return X, y
 
 
 def prox_sgd_problem(n=40, d=6, m=5, k=3, seed=0):

@@ -11,7 +11,12 @@ import numpy as np
 import pytest
 
 import kbackends
-from kbackends.testing import TransferGuardError, make_backend, transfer_guard
+from kbackends.testing import (
+    TransferGuardError,
+    make_backend,
+    transfer_guard,
+    two_blobs,
+)
 
 pytestmark = pytest.mark.transfer_guard
 
@@ -24,10 +29,7 @@ def strict():
 
 
 def _blobs(n=120, d=4, seed=0):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 2, n)
-    X = rng.standard_normal((n, d)) + 1.5 * (2 * y[:, None] - 1)
-    return X, y
+    return two_blobs(n, d, seed)
 
 
 # --- the guard ---------------------------------------------------------------------------

@@ -8,17 +8,21 @@ import numpy as np
 import pytest
 
 from algorithms import (
-    DSGClassifier, DSGRegressor, S3GDClassifier, SBPClassifier, TSGS3VMClassifier, TSGSUClassifier,
-    dsg, sbp,
+    DSGClassifier,
+    DSGRegressor,
+    S3GDClassifier,
+    SBPClassifier,
+    TSGS3VMClassifier,
+    TSGSUClassifier,
+    dsg,
+    sbp,
 )
 from algorithms._progress import LOSS_EVERY, ProgressBar
+from kbackends.testing import two_blobs
 
 
 def _blobs(n=200, d=4, seed=0):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 2, n)
-    X = rng.standard_normal((n, d)) + 1.5 * (2 * y[:, None] - 1)
-    return X, y
+    return two_blobs(n, d, seed)
 
 
 # (estimator, the y it fits, the bar's total)
