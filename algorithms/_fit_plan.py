@@ -103,7 +103,7 @@ def check_sample_weight(sample_weight, n_rows, name="sample_weight"):
         msg = f"`{name}` must be non-negative, got {int(np.sum(w < 0))} negative weight(s) (min {w.min():g})"
         raise ValueError(msg)
     if not np.any(w > 0):
-        msg = f"`{name}` must have a positive weight, got all zero"
+        msg = f"`{name}` is zero for every row: nothing to fit (it must have a positive weight)"
         raise ValueError(msg)
     if np.all(w == w[0]):
         return None

@@ -12,6 +12,7 @@ import numpy as np
 
 from kbackends import ops, to_numpy
 
+from ._fit_plan import check_sample_weight as fit_plan_check
 from ._sparse import is_sparse, take_rows
 from ._validation import check_nonneg_float
 
@@ -128,26 +129,10 @@ def check_class_weight(class_weight, classes):
 
 
 def check_sample_weight(sample_weight, n):
-    """``sample_weight`` as float64 (n,) host weights: finite, >= 0, not all 0 (None: ones)."""
-    if sample_weight is None:
-        return np.ones(n)
-    sw = np.asarray(to_numpy(sample_weight) if hasattr(sample_weight, "__array_namespace__") else sample_weight,
-                    dtype=np.float64)
-    if sw.ndim == 0:
-        sw = np.full(n, float(sw))
-    if sw.shape != (n,):
-        msg = f"`sample_weight` must have shape ({n},), got {sw.shape}"
-        raise ValueError(msg)
-    if not np.all(np.isfinite(sw)):
-        msg = "`sample_weight` contains NaN or infinite values"
-        raise ValueError(msg)
-    if np.any(sw < 0):
-        msg = f"`sample_weight` must be non-negative (got {float(sw.min())!r}): a weight is a row's multiplicity"
-        raise ValueError(msg)
-    if not np.any(sw > 0):
-        msg = "`sample_weight` is zero for every row: nothing to fit"
-        raise ValueError(msg)
-    return sw
+    """``sample_weight`` as float64 (n,) host weights (None, or all equal: ones), checked
+    by the fits' one rule (:func:`algorithms._fit_plan.check_sample_weight`)."""
+    w = fit_plan_check(sample_weight, n)
+    return np.ones(n) if w is None else w
 
 
 def row_weights(class_weights, classes, y_index, sample_weight):
