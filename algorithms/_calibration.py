@@ -108,14 +108,14 @@ def platt_sigmoid(f, positive):
 
 def calibration_split(y, random_state):
     """(fit rows, calibration rows): a stratified :data:`CALIBRATION_FRACTION` of the
-    rows (at least one per class) held out, from scikit-learn's ``train_test_split``.
+    rows (at least one per class) held out (:func:`algorithms._fit_plan.validation_rows`).
 
     Raises
     ------
     ValueError
         A class with fewer than 2 rows (one is needed on each side).
     """
-    from sklearn.model_selection import train_test_split
+    from ._fit_plan import validation_rows
 
     y = np.asarray(y)
     classes, counts = np.unique(y, return_counts=True)
@@ -124,12 +124,7 @@ def calibration_split(y, random_state):
                f"calibration: every class needs at least 2 rows, class {classes[np.argmin(counts)]!r} has "
                f"{counts.min()}")
         raise ValueError(msg)
-    n_held = max(classes.size, math.ceil(CALIBRATION_FRACTION * y.size))
-    if y.size - n_held < classes.size:
-        n_held = y.size - classes.size
-    rows = np.arange(y.size)
-    fit_rows, held_rows = train_test_split(rows, test_size=n_held, stratify=y, random_state=random_state)
-    return np.sort(fit_rows), np.sort(held_rows)
+    return validation_rows(y.size, CALIBRATION_FRACTION, random_state, labels=y, every_class=True)
 
 
 def calibration_params(f, y, classes):

@@ -122,12 +122,15 @@ def weights_of_rows(sample_weight, rows):
     return w[rows] if w.ndim else w
 
 
-def validation_rows(n_rows, fraction, seed, labels=None):
-    """Host indices ``(train, held_out)`` of early stopping's split.
+def validation_rows(n_rows, fraction, seed, labels=None, *, every_class=False):
+    """Host indices ``(train, held_out)`` of a held-out split (early stopping's, and
+    ``probability=True``'s calibration rows).
 
     ``fraction`` of the rows (at least one, at most ``MAX_VALIDATION_ROWS``, at
     least one left to train on), stratified by ``labels`` when every class has two
     rows or more (as scikit-learn's estimators split for early stopping).
+    ``every_class``: each side keeps every class (the caller checked that each has
+    two rows or more).
     """
     from sklearn.model_selection import train_test_split
 
@@ -135,6 +138,8 @@ def validation_rows(n_rows, fraction, seed, labels=None):
     stratify = None
     if labels is not None:
         _, counts = np.unique(labels, return_counts=True)
+        if every_class:
+            n_held = min(max(n_held, counts.size), n_rows - counts.size)
         if counts.min() >= 2 and counts.size <= n_held:
             stratify = labels
     train, held = train_test_split(np.arange(n_rows), test_size=n_held, random_state=seed % 2**32,
