@@ -55,18 +55,14 @@ def scale_gamma(X, weights=None):
 
 
 def _svm_nu(X, y, weights, gamma, kernel):
-    """nu of a fitted SVC(C=1) on (X, y): its (weighted) mean hinge over its norm
-    (:func:`algorithms.sbp.nu_from_svm`'s relation; scipy.sparse rows welcome)."""
-    from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
+    """nu of an SVC(C=1) fitted on (X, y) (:func:`algorithms._svm_nu.nu_of_svm`, the
+    relation of :func:`algorithms.sbp.nu_from_svm`; scipy.sparse rows welcome)."""
     from sklearn.svm import SVC
 
+    from ._svm_nu import nu_of_svm
+
     svm = SVC(C=1.0, kernel=kernel, gamma=gamma if kernel == "rbf" else "scale").fit(X, y, sample_weight=weights)
-    dual = svm.dual_coef_
-    sv, dual = svm.support_vectors_, np.asarray(dual.toarray() if is_sparse(dual) else dual).ravel()
-    K = rbf_kernel(sv, gamma=gamma) if kernel == "rbf" else linear_kernel(sv)
-    norm = math.sqrt(max(float(dual @ K @ dual), 1e-300))
-    hinge = np.maximum(0.0, 1.0 - y * svm.decision_function(X))
-    return float(np.average(hinge, weights=weights) / norm)
+    return nu_of_svm(svm, X, y, weights)
 
 
 def _host_rows(X, rows):

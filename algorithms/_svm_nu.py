@@ -65,13 +65,20 @@ def nu_from_svm(X, y, *, C=1.0, kernel="rbf", gamma="median", svm=None, max_samp
     if len(svm.classes_) != 2:
         msg = f"`y` must have two classes for nu_from_svm, got {len(svm.classes_)}"
         raise ValueError(msg)
+    return nu_of_svm(svm, X, y)
+
+
+def nu_of_svm(svm, X, y, sample_weight=None):
+    """The relation itself: ``nu = mean_i hinge(y_i f(x_i)) / ||w||`` of a fitted binary
+    ``SVC`` on (X, y) (the mean weighted by ``sample_weight``; scipy.sparse X welcome),
+    ``||w||^2 = dual^T K dual`` over its support vectors."""
+    from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
+
+    dual = svm.dual_coef_
+    dual = np.asarray(dual.toarray() if hasattr(dual, "toarray") else dual)[0]
     sv = svm.support_vectors_
-    dual = svm.dual_coef_[0]
-    K = sv @ sv.T
-    if svm.kernel == "rbf":
-        sq = np.einsum("ij,ij->i", sv, sv)
-        K = np.exp(-svm._gamma * np.maximum(sq[:, None] + sq[None, :] - 2.0 * K, 0.0))
+    K = rbf_kernel(sv, gamma=svm._gamma) if svm.kernel == "rbf" else linear_kernel(sv)
     norm = math.sqrt(max(float(dual @ K @ dual), 1e-300))
-    signs = np.where(y == svm.classes_[1], 1.0, -1.0)
+    signs = np.where(np.asarray(y) == svm.classes_[1], 1.0, -1.0)
     hinge = np.maximum(0.0, 1.0 - signs * svm.decision_function(X))
-    return float(hinge.mean() / norm)
+    return float(np.average(hinge, weights=sample_weight) / norm)
