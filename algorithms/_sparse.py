@@ -1,76 +1,95 @@
-"""scipy.sparse data in the engine fits (DSG / UDSG / CDSG, TSGS3VM): checked once
-as canonical CSR, rows taken as CSR subsets, never an (n, d) dense copy."""
+"""Sparse data in the fits (scipy.sparse; cupyx.scipy.sparse on cuda): checked once
+as canonical CSR on the backend's device, rows taken as CSR subsets, never an
+(n, d) dense copy."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from kbackends.ops import as_csr, check_sparse_backend, is_sparse
+from kbackends.ops import as_csr, check_sparse_backend, is_sparse, resolve_hint, sparse_module, to_backend
 
 __all__ = ["check_sparse_X", "for_resolve", "is_sparse", "sparse_gram_sample", "stack_rows", "take_rows"]
 
 
-def check_sparse_X(X, bk, dtype, *, name="X", min_samples=1):
-    """``X`` (any scipy.sparse format) as a finite canonical CSR of the compute dtype.
+def check_sparse_X(X, bk, dtype, *, name="X", min_samples=1, kinds=("cpu",)):
+    """``X`` (any scipy.sparse or cupyx.scipy.sparse format) as a finite canonical
+    CSR of the compute dtype on ``bk``'s device (moved once if needed).
 
     Raises
     ------
     TypeError
-        Off the cpu backend, or for a non-numeric dtype.
+        Off the backends ``kinds`` (those whose kernels take CSR for the
+        algorithm at hand), or for a non-numeric dtype.
     ValueError
         For too few rows, no column, NaN / inf, or squared row sums that overflow.
     """
     from ._validation import check_shape
 
-    check_sparse_backend(bk, name)
+    check_sparse_backend(bk, name, kinds)
     check_shape(X, name, min_samples)
     if X.dtype.kind == "c" or X.dtype.kind not in "fiub":
         msg = f"`{name}` must have a real numeric dtype, got {X.dtype}"
         raise TypeError(msg)
     target = np.dtype(dtype) if dtype is not None else (X.dtype if X.dtype.kind == "f" and X.dtype.itemsize >= 4
                                                        else np.dtype(np.float64))
-    X = as_csr(X.astype(target, copy=False) if X.dtype != target else X, name)
-    if not np.all(np.isfinite(X.data)):
+    X = as_csr(to_backend(X.astype(target, copy=False) if X.dtype != target else X, bk), name)
+    dxp = _data_namespace(X)
+    if not bool(dxp.all(dxp.isfinite(X.data))):
         msg = f"`{name}` contains NaN or infinite values"
         raise ValueError(msg)
     if X.nnz:
         # The exact squared row sums (O(nnz), float64): the algorithms sum squares of rows.
-        with np.errstate(over="ignore"):  # an overflow to inf is what is looked for
-            sq = np.add.reduceat(X.data.astype(np.float64) ** 2, X.indptr[:-1][np.diff(X.indptr) > 0])
-        if not np.all(sq < float(np.finfo(X.dtype).max)):
+        squares = X.astype(np.float64)
+        squares.data **= 2
+        sq = squares.sum(axis=1)
+        if not bool(dxp.all(dxp.asarray(sq) < float(np.finfo(X.dtype).max))):
             msg = (f"`{name}` has rows whose squared sums overflow {X.dtype}; standardise the features "
                    "(e.g. sklearn.preprocessing.MaxAbsScaler) or use float64")
             raise ValueError(msg)
     return X
 
 
+def _data_namespace(X):
+    """NumPy for scipy.sparse, CuPy for cupyx.scipy.sparse: the namespace of ``X.data``."""
+    if sparse_module(X).__name__.startswith("cupyx"):
+        import cupy
+
+        return cupy
+    return np
+
+
 def for_resolve(X):
-    """``X`` as :func:`kbackends.resolve` should see it: a sparse matrix picks no
-    backend of its own (``None``: the others', else cpu), a dense array is itself."""
-    return None if is_sparse(X) else X
+    """``X`` as :func:`kbackends.resolve` should see it: a scipy.sparse matrix picks
+    no backend of its own (``None``: the others', else cpu), a cupyx one the cuda
+    backend (:func:`kbackends.ops.resolve_hint`), a dense array is itself."""
+    return resolve_hint(X)
 
 
 def take_rows(X, rows, xp):
-    """Rows ``rows`` of ``X``: a CSR row subset for sparse ``X``, ``xp.take`` otherwise."""
+    """Rows ``rows`` of ``X``: a CSR row subset for sparse ``X`` (indexed on its own
+    device), ``xp.take`` otherwise."""
     if is_sparse(X):
-        return X[np.asarray(rows)]
+        return X[_data_namespace(X).asarray(rows)]
     return xp.take(X, rows, axis=0)
 
 
 def stack_rows(parts, xp):
     """The rows of ``parts`` one after the other (CSR if any part is sparse)."""
-    if any(is_sparse(p) for p in parts):
-        import scipy.sparse
-
-        return scipy.sparse.vstack([scipy.sparse.csr_matrix(p) for p in parts], format="csr")
+    sparse = [p for p in parts if is_sparse(p)]
+    if sparse:
+        sp = sparse_module(sparse[0])
+        return sp.vstack([sp.csr_matrix(p) for p in parts], format="csr")
     return xp.concat(parts, axis=0)
 
 
 def sparse_gram_sample(X, rows):
-    """Squared norms and Gram matrix (float64, dense (k, k)) of the sampled rows of
-    sparse ``X``, scaled to max |x| = 1, and that scale: the median heuristic's
-    inputs in O(nnz of the sample + k^2), never the (k, d) dense sample."""
-    S = X[np.asarray(rows)].astype(np.float64)
+    """Squared norms and Gram matrix (float64, dense (k, k), on the host) of the
+    sampled rows of sparse ``X``, scaled to max |x| = 1, and that scale: the median
+    heuristic's inputs in O(nnz of the sample + k^2), never the (k, d) dense sample."""
+    S = take_rows(X, rows, None)
+    if sparse_module(S).__name__.startswith("cupyx"):
+        S = S.get()  # setup: k rows come to the host once
+    S = S.astype(np.float64)
     scale = float(np.max(np.abs(S.data))) if S.nnz else 0.0
     if scale == 0.0:
         return None, None, 0.0

@@ -1,21 +1,56 @@
-"""scipy.sparse inputs at the ops' public boundary: converted once to canonical
-CSR (sorted indices, duplicates summed), never densified."""
+"""Sparse inputs at the ops' public boundary: scipy.sparse (NumPy) and
+cupyx.scipy.sparse (CuPy), converted once to canonical CSR (sorted indices,
+duplicates summed) on the backend's device, never densified.
+
+The two libraries share scipy.sparse's API (``tocsr``, row indexing, ``@`` a
+dense array, ``multiply``, ``vstack``), so one code path serves both; under the
+CUDA simulator a scipy.sparse matrix stands in for a cupyx one, as NumPy arrays
+stand in for CuPy's.
+"""
 
 from __future__ import annotations
 
+_CUPYX = "cupyx.scipy.sparse"
+
+
+def _is_cupyx(X) -> bool:
+    return type(X).__module__.startswith(_CUPYX)
+
 
 def is_sparse(X) -> bool:
-    """Whether ``X`` is a scipy.sparse matrix or array (without importing scipy
-    for dense inputs)."""
+    """Whether ``X`` is a scipy.sparse or cupyx.scipy.sparse matrix or array
+    (without importing either library for dense inputs)."""
     if not hasattr(X, "tocsr") or not hasattr(X, "nnz"):
         return False
+    if _is_cupyx(X):
+        return True
     import scipy.sparse
 
     return scipy.sparse.issparse(X)
 
 
+def sparse_module(X):
+    """The sparse library of ``X``: ``scipy.sparse`` or ``cupyx.scipy.sparse``."""
+    if _is_cupyx(X):
+        import cupyx.scipy.sparse
+
+        return cupyx.scipy.sparse
+    import scipy.sparse
+
+    return scipy.sparse
+
+
+def resolve_hint(X):
+    """What :func:`kbackends.resolve` should see for ``X``: a cupyx matrix its
+    data (a CuPy array: the cuda backend), a scipy.sparse one nothing (``None``:
+    the other arguments' backend, else cpu), a dense array itself."""
+    if not is_sparse(X):
+        return X
+    return X.data if _is_cupyx(X) else None
+
+
 def as_csr(X, name: str = "X"):
-    """``X`` (any scipy.sparse format, matrix or array) as a canonical 2-D float CSR.
+    """``X`` (any sparse format, matrix or array) as a canonical 2-D float CSR.
 
     Raises
     ------
@@ -37,9 +72,24 @@ def as_csr(X, name: str = "X"):
     return X
 
 
-def check_sparse_backend(bk, name: str = "X") -> None:
-    """TypeError unless ``bk`` runs scipy.sparse inputs (the numba cpu kernels)."""
-    if bk.name != "cpu":
-        msg = (f"`{name}` is a scipy.sparse matrix, which only backend='cpu' takes; "
+def to_backend(X, bk):
+    """Sparse ``X`` on ``bk``'s device, moved once if needed: a scipy.sparse
+    matrix becomes a cupyx one on cuda, a cupyx one comes to the host on cpu
+    (and the simulator), which run scipy.sparse."""
+    on_device = bk.name == "cuda"
+    if on_device and not _is_cupyx(X):
+        import cupyx.scipy.sparse
+
+        return cupyx.scipy.sparse.csr_matrix(X.tocsr())
+    if not on_device and _is_cupyx(X):
+        return X.get()
+    return X
+
+
+def check_sparse_backend(bk, name: str = "X", kinds=("cpu",)) -> None:
+    """TypeError unless ``bk`` is one of ``kinds``: the backends whose kernels of
+    the op at hand take CSR input."""
+    if bk.name not in kinds:
+        msg = (f"`{name}` is a sparse matrix, which is taken on backend={' / '.join(map(repr, kinds))} only; "
                f"the resolved backend is {bk.name!r}: pass a dense array for it")
         raise TypeError(msg)

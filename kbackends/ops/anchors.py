@@ -15,7 +15,7 @@ from .._registry import get_kernel
 from ._checks import (
     check_all_finite, check_float, check_float_array, check_index, check_int, check_positive, check_same_columns, is_float,
 )
-from ._sparse import as_csr, check_sparse_backend, is_sparse
+from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, to_backend
 
 __all__ = ["kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate"]
 
@@ -28,10 +28,9 @@ def _resolve_rows(backend, X, *others, name="X"):
     """(backend, X, others on it): a scipy.sparse ``X`` becomes canonical CSR, picks
     no backend of its own and needs the cpu backend (TypeError otherwise)."""
     if is_sparse(X):
-        X = as_csr(X, name)
-        bk = resolve(backend, *others)
+        bk = resolve(backend, *others, resolve_hint(X))
         check_sparse_backend(bk, name)
-        return bk, X, tuple(bk.asarray(a) for a in others)
+        return bk, as_csr(to_backend(X, bk), name), tuple(bk.asarray(a) for a in others)
     bk = resolve(backend, X, *others)
     return bk, bk.asarray(X), tuple(bk.asarray(a) for a in others)
 

@@ -8,7 +8,7 @@ from .._backend import resolve
 from .._registry import get_kernel
 from ..kernels.response._xp import KERNEL_CODES
 from ._checks import check_all_finite, check_float, check_index, check_ndim, check_positive, check_signs
-from ._sparse import as_csr, check_sparse_backend, is_sparse
+from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, to_backend
 
 __all__ = ["RESPONSE_KERNELS", "kernel_response_update"]
 
@@ -56,16 +56,13 @@ def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, sq_no
         msg = f"`kernel` must be one of {RESPONSE_KERNELS}, got {kernel!r}"
         raise ValueError(msg)
     check_positive("gamma", gamma)
-    if type(X).__module__.startswith("cupyx"):
-        msg = "`X` is a cupyx.scipy.sparse matrix, which kernel_response_update does not take: pass X.toarray()"
-        raise TypeError(msg)
-    sparse_X = as_csr(X) if is_sparse(X) else None
-    bk = resolve(backend, *((idx, coef, y, c) if sparse_X is not None else (X, idx, coef, y, c)))
+    sparse_X = X if is_sparse(X) else None
+    bk = resolve(backend, *((idx, coef, y, c, resolve_hint(X)) if sparse_X is not None else (X, idx, coef, y, c)))
     xp = bk.xp
     idx, coef, y, c = (bk.asarray(a) for a in (idx, coef, y, c))
     if sparse_X is not None:
         check_sparse_backend(bk)
-        X = sparse_X
+        X = as_csr(to_backend(sparse_X, bk))
     else:
         X = bk.asarray(X)
         check_ndim(X, "X", 2, show_shape=False)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .._backend import resolve
 from .._registry import get_kernel
 from ._checks import check_all_finite, check_float_array
-from ._sparse import as_csr, check_sparse_backend, is_sparse
+from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, to_backend
 
 __all__ = ["FORMS", "rff_features", "rff_predict", "rff_weighted_sum"]
 
@@ -109,14 +109,15 @@ def _prepare(backend, form, check_finite, X, omega, phase, extra=None, extra_nam
     if form not in FORMS:
         msg = f"`form` must be one of {FORMS}, got {form!r}"
         raise ValueError(msg)
-    sparse_X = as_csr(X) if is_sparse(X) else None
+    sparse_X = X if is_sparse(X) else None
     if sparse_X is not None:
         X = omega  # stands in for X while the backend is resolved and the others checked
     arrays = (X, omega, phase) if extra is None else (X, omega, phase, extra)
-    bk = resolve(backend, *arrays)
+    bk = resolve(backend, *arrays, resolve_hint(sparse_X))
     arrays = tuple(bk.asarray(a) for a in arrays)
     if sparse_X is not None:
         check_sparse_backend(bk)
+        sparse_X = as_csr(to_backend(sparse_X, bk))
         arrays = (sparse_X,) + arrays[1:]
     X, omega, phase = arrays[:3]
     xp = bk.xp
