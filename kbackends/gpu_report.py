@@ -8,8 +8,9 @@ run, written to ``DIR/report.md`` (Markdown) and ``DIR/report.json`` (raw figure
    SMs x FP32 lanes per SM x 2 x clock, memory bandwidth = 2 x memory clock x
    bus width / 8, read from the device through CuPy; the model time is
    max(flops / peak, bytes / bandwidth) and "% roofline" is model / measured;
-3. whole fits (DSG on ijcnn1, TSGS3VM on Skin_NonSkin, SBP on a9a, S3GD on
-   a9a, DSG over one pass of synthetic rows): fit time and test accuracy on the
+3. whole fits (DSG on ijcnn1, in process and as a dask array of CuPy chunks on a
+   one-worker distributed.LocalCluster, TSGS3VM on Skin_NonSkin, SBP on a9a, S3GD
+   on a9a, DSG over one pass of synthetic rows): fit time and test accuracy on the
    device and on the cpu engine.
 
 ``--small`` shrinks every size for a dry run (the simulator runs it end to end:
@@ -329,8 +330,32 @@ def _fits(sizes, data):
         return _warmable(lambda bk, k, w: dsg.fit(X[:k or n], y[:k or n], backend=bk, **{**kw, **w}),
                          {"n_iter": 2}), dsg.predict, X[n:], y[n:]
 
+    def dsg_distributed():
+        # Issue 17 on a GPU host: the same DSG fit as dask arrays of CuPy chunks (NumPy
+        # for the cpu column) on a one-worker distributed.LocalCluster; the time
+        # includes the cluster's start and the chunks' transfer to the worker.
+        X, y, Xt, yt = labelled("ijcnn1")
+        kw = {"gamma": 1.0, "precondition": 0.1, "n_iter": sizes["dsg_iter"], "random_state": 0, **engine}
+
+        def fit(bk, k, w):
+            import dask.array as da
+            from distributed import Client, LocalCluster
+
+            Xk, yk = bk.asarray(X[:k]), y[:k]
+            chunk = -(-Xk.shape[0] // 4)  # four row chunks
+            with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+                    Client(cluster):
+                Xd = da.from_array(Xk, chunks=(chunk, -1), asarray=False)
+                yd = da.from_array(yk, chunks=(chunk,))
+                model = dsg.fit(Xd, yd, backend=bk, **{**kw, **w})
+            return model
+
+        return _warmable(fit, {"n_iter": 2}), dsg.predict, Xt, yt
+
     return [
         ("dsg-ijcnn1", "DSG on ijcnn1", dsg_ijcnn1),
+        ("dsg-ijcnn1-dask", "DSG on ijcnn1, dask array of 4 chunks on a 1-worker LocalCluster (issue 17)",
+         dsg_distributed),
         ("tsgs3vm-skin", "TSGS3VM on Skin_NonSkin (200 labels)", tsgs3vm_skin),
         ("sbp-a9a", "SBP on a9a", sbp_a9a),
         ("s3gd-a9a", "S3GD on a9a", s3gd_a9a),
