@@ -127,7 +127,7 @@ class LinearModel(Predictor, _ModelIO, _ModelFields):
     """
 
     ARRAYS = ("coef", "intercept")
-    accepts_sparse = True  # raw_decision: scipy CSR @ dense coef.T, O(nnz)
+    accepts_sparse = ("cpu", "cudasim", "cuda")  # raw_decision: CSR @ dense coef.T, O(nnz) (cupyx on cuda)
 
     @property
     def task(self):
@@ -169,7 +169,8 @@ class KernelExpansionModel(Predictor, _ModelIO, _ModelFields):
     """
 
     ARRAYS = ("support_vectors", "coef", "intercept")
-    accepts_sparse = True  # scipy.sparse X (cpu) and, from a sparse fit, CSR support vectors
+    # CSR X (scipy; cupyx on cuda) and, from a sparse fit, CSR support vectors
+    accepts_sparse = ("cpu", "cudasim", "cuda")
 
     support_vectors: object
     kernel: str

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from kbackends import resolve, to_numpy
+from kbackends.ops import to_backend
 
 from . import _registry
 
@@ -35,6 +36,7 @@ from . import _registry
 #      saving or loading. Dense fields as before; files of formats 1 and 2 load unchanged.
 FORMAT_VERSION = 3
 _CSR_PARTS = ("data", "indices", "indptr")
+_SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")  # where a model keeps a sparse field sparse
 _MODEL_TYPES: dict = {}
 _NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first local header, or an empty zip
 _NPY_MAGIC = b"\x93NUMPY"
@@ -53,12 +55,16 @@ class _ModelIO:
 
     def to(self, backend="cpu"):
         """The same model with its arrays on ``backend`` (a name or a Backend); a
-        scipy.sparse field stays sparse on the cpu and is densified elsewhere."""
+        sparse field stays sparse on the backends with sparse kernels (scipy.sparse
+        on cpu and the simulator, cupyx.scipy.sparse on cuda) and is densified
+        elsewhere."""
         bk = resolve(backend)
 
         def move(value):
             if hasattr(value, "tocsr"):
-                return value if bk.name == "cpu" else bk.asarray(value.toarray())
+                if bk.name in _SPARSE_BACKENDS:
+                    return to_backend(value, bk)
+                return bk.asarray(to_numpy(value.toarray()))
             return bk.asarray(value)
 
         moved = {name: move(getattr(self, name)) for name in self.ARRAYS}
@@ -98,7 +104,7 @@ class _ModelIO:
             if hasattr(value, "tocsr"):  # scipy.sparse: its CSR parts (format 3)
                 csr = value.tocsr()
                 header.setdefault("sparse", {})[name] = [int(csr.shape[0]), int(csr.shape[1])]
-                arrays.update({f"{name}.{part}": getattr(csr, part) for part in _CSR_PARTS})
+                arrays.update({f"{name}.{part}": to_numpy(getattr(csr, part)) for part in _CSR_PARTS})
             else:
                 arrays[name] = to_numpy(value)
         if getattr(self, "classes", None) is not None:

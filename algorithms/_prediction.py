@@ -23,7 +23,8 @@ class Predictor:
     "softmax": the argmax over columns; "regression": the values), ``classes``,
     ``n_features_in`` and ``dtype``."""
 
-    #: Whether ``raw_decision`` takes a scipy.sparse CSR ``X`` (the random-feature models).
+    #: Whether ``raw_decision`` takes a sparse CSR ``X``: True (the cpu backend) or the
+    #: names of the backends that do (``check_X``'s ``accept_sparse``).
     accepts_sparse = False
 
     def decision_function(self, X, *, backend="auto"):
@@ -129,7 +130,8 @@ def kernel_expansion(X, S, coef, *, kernel, gamma, xp, chunk_elements=1 << 22):
     Parameters
     ----------
     X : array of shape (n, d)
-        Or a scipy.sparse CSR (cpu): products by scipy, row norms from the non-zeros.
+        Or a sparse CSR (scipy; cupyx on cuda): products by the sparse library,
+        row norms from the non-zeros.
     S : array of shape (m, d), m >= 1
         The expansion's points (support vectors), X's dtype; CSR too.
     coef : array of shape (m, k)
@@ -143,9 +145,10 @@ def kernel_expansion(X, S, coef, *, kernel, gamma, xp, chunk_elements=1 << 22):
     -------
     array of shape (n, k)
     """
-    def squares(A):
-        return np.asarray(A.multiply(A).sum(axis=1), dtype=A.dtype).ravel() if hasattr(A, "tocsr") else xp.sum(
-            A * A, axis=1)
+    def squares(A):  # on A's device (cupyx: CuPy arrays)
+        if hasattr(A, "tocsr"):
+            return xp.reshape(xp.asarray(A.multiply(A).sum(axis=1), dtype=A.dtype), (-1,))
+        return xp.sum(A * A, axis=1)
 
     sq_s = squares(S)
     step = max(1, chunk_elements // S.shape[0])
@@ -155,7 +158,7 @@ def kernel_expansion(X, S, coef, *, kernel, gamma, xp, chunk_elements=1 << 22):
         K = Xc @ S.T
         if hasattr(K, "toarray"):  # sparse times sparse: a (chunk, m) block, small
             K = K.toarray()
-        K = np.asarray(K) if hasattr(Xc, "tocsr") or hasattr(S, "tocsr") else K
+        K = xp.asarray(K) if hasattr(Xc, "tocsr") or hasattr(S, "tocsr") else K
         if kernel == "rbf":
             sq = squares(Xc)
             K = xp.exp(-gamma * xp.maximum(sq[:, None] + sq_s[None, :] - 2.0 * K, 0.0))

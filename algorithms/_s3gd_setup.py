@@ -1,6 +1,6 @@
 """S3GD's setup at the fit's entry (:mod:`algorithms.s3gd`): the per-row weights (class
 and sample weights), the default step and stopping tolerance, the mini-batch sampler,
-the anchors and their graph. Dense or scipy.sparse CSR rows (cpu) alike."""
+the anchors and their graph. Dense or CSR rows (scipy.sparse; cupyx on cuda) alike."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from kbackends import ops, to_numpy
+from kbackends import get_kernel, ops, to_numpy
 
 from ._fit_plan import check_sample_weight as fit_plan_check
 from ._sparse import is_sparse, take_rows
@@ -81,13 +81,11 @@ def choose_defaults(step, tol, inner_iter, *, method, max_sq, mean_sq, nnz_row, 
 def row_statistics(X, xp, weights):
     """(max, weighted mean) squared row norm with the constant 1 appended, over rows of
     positive weight, and the largest column RMS of X: one O(nnz) pass, host floats."""
-    if is_sparse(X):  # canonical CSR
-        sq_data = X.data.astype(np.float64) ** 2
-        sq = np.zeros(X.shape[0])
-        full = np.diff(X.indptr) > 0
-        if X.nnz:
-            sq[full] = np.add.reduceat(sq_data, X.indptr[:-1][full])
-        col = np.bincount(X.indices, weights=sq_data, minlength=X.shape[1]) / X.shape[0]
+    if is_sparse(X):  # canonical CSR (scipy, or cupyx on cuda: the same calls, on X's device)
+        squares = X.astype(np.float64)
+        squares.data **= 2
+        sq = np.asarray(to_numpy(squares.sum(axis=1))).ravel()
+        col = np.asarray(to_numpy(squares.sum(axis=0))).ravel() / X.shape[0]
     elif type(X).__module__.startswith("numpy"):
         sq = np.einsum("ij,ij->i", X, X)
         col = np.einsum("ij,ij->j", X, X) / X.shape[0]
@@ -226,7 +224,8 @@ def anchor_graph(X, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng, w
     # Eq. (13) over the rows k-means saw (all rows when kmeans_sample is None): one O(n m d)
     # pass fewer than snapping to all of X, and the anchors are still training samples.
     snapped = ops.snap_to_samples(centers, sample, backend=bk, check_finite=False)
-    Z = sample[to_numpy(snapped)].toarray() if is_sparse(sample) else xp.take(sample, snapped, axis=0)
+    Z = (get_kernel("csr_rows_dense", bk)(sample, snapped, xp=xp) if is_sparse(sample)
+         else xp.take(sample, snapped, axis=0))
     idx, gw = ops.anchor_graph(X, Z, k, backend=bk, check_finite=False)
     return Z, idx, gw
 

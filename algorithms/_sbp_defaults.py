@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from ._sparse import is_sparse
+from ._sparse import is_sparse, take_rows
+from kbackends.ops import sparse_module
 
 # n_iter="auto": one pass for small data, then AUTO_ITER_PER_ROOT * sqrt(n), at least AUTO_ITER_MIN.
 AUTO_ITER_MIN = 1000
@@ -44,8 +45,8 @@ def scale_gamma(X, weights=None):
     if is_sparse(X):
         data = X.data.astype(np.float64)
         count = float(X.shape[0]) * d
-        mean = data.sum() / count
-        var = (data @ data) / count - mean * mean
+        mean = float(data.sum()) / count  # host floats (cupyx: two reductions on the device)
+        var = float(data @ data) / count - mean * mean
     else:  # any namespace (a CuPy X stays on its device): one reduction
         from array_api_compat import array_namespace
 
@@ -66,8 +67,12 @@ def _svm_nu(X, y, weights, gamma, kernel):
 
 
 def _host_rows(X, rows):
-    """Rows of X on the host (scipy.sparse stays sparse; a device array is copied)."""
-    if is_sparse(X) or isinstance(X, np.ndarray):
+    """Rows of X on the host (scipy.sparse stays sparse, cupyx becomes scipy; a device
+    array is copied)."""
+    if is_sparse(X):
+        part = take_rows(X, rows, None)
+        return part.get() if sparse_module(part).__name__.startswith("cupyx") else part
+    if isinstance(X, np.ndarray):
         return X[rows]
     from array_api_compat import array_namespace
 

@@ -1,6 +1,7 @@
 """SBP's loop parts that do not touch the loop's state: the self-kernel, the batch's
 quadratic form, the multi-class response block, the replay of the averaged
-coefficients from the loop's log (:mod:`algorithms.sbp`). Dense or scipy.sparse CSR rows."""
+coefficients from the loop's log (:mod:`algorithms.sbp`). Dense or CSR rows (scipy.sparse;
+cupyx.scipy.sparse on cuda, whose rows a loop takes with :func:`dense_rows`: no host sync)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,25 @@ import math
 
 import numpy as np
 
-from kbackends import to_numpy
+from kbackends import get_kernel, to_numpy
 
 from ._prediction import kernel_expansion
-from ._sparse import is_sparse, take_rows
+from ._sparse import is_sparse
 
 def squared_norms(X, xp):
-    """``||x_i||^2`` of every row (float64 host array for scipy.sparse, O(nnz))."""
+    """``||x_i||^2`` of every row, on X's device (float64 for sparse X, O(nnz))."""
     if is_sparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        return xp.reshape(xp.asarray(X.multiply(X).sum(axis=1), dtype=xp.float64), (-1,))
     return xp.sum(X * X, axis=1)
+
+
+def dense_rows(X, rows, xp, bk):
+    """Rows ``rows`` (a device index array) of X, dense: for CSR X densified on its
+    device with no host synchronisation (the ``csr_rows_dense`` kernel; cupyx's row
+    indexing reads the result's size back to the host)."""
+    if is_sparse(X):
+        return get_kernel("csr_rows_dense", bk)(X, rows, xp=xp)
+    return xp.take(X, rows, axis=0)
 
 
 def self_kernel(X, xp, kernel):
@@ -28,8 +38,8 @@ def self_kernel(X, xp, kernel):
 
 
 def batch_quad(S, yb, xp, kernel, gamma):
-    """``yb @ K(S, S) @ yb`` for the rows S, in float64 on the backend."""
-    S = xp.asarray(S.toarray(), dtype=xp.float64) if is_sparse(S) else xp.astype(S, xp.float64)
+    """``yb @ K(S, S) @ yb`` for the dense rows S, in float64 on the backend."""
+    S = xp.astype(S, xp.float64)
     G = S @ S.T
     if kernel == "rbf":
         sq = xp.linalg.diagonal(G)
@@ -37,13 +47,13 @@ def batch_quad(S, yb, xp, kernel, gamma):
     return yb @ G @ yb
 
 
-def block_response(X, rows, coef, pattern, xp, kernel, gamma, chunk_elements=1 << 22):
+def block_response(X, rows, coef, pattern, xp, kernel, gamma, bk, chunk_elements=1 << 22):
     """``(K(X, X[rows]) @ W).T`` of shape (K, n) where W (K * batch, K) is block
     diagonal with class k's coefficients ``coef[k]`` in its own rows (``pattern``:
     the 0/1 block-diagonal mask): every class's sampled rows share one kernel
-    block per row chunk."""
+    block per row chunk (the sampled rows dense, X as it is)."""
     n_out, batch = coef.shape
-    Srows = take_rows(X, rows, xp)
+    Srows = dense_rows(X, rows, xp, bk)
     W = xp.astype(xp.reshape(coef, (n_out * batch,))[:, None] * pattern, X.dtype)
     return kernel_expansion(X, Srows, W, kernel=kernel, gamma=gamma, xp=xp, chunk_elements=chunk_elements).T
 

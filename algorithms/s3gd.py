@@ -53,6 +53,7 @@ LOSSES = tuple(PSI_CODES)
 PENALTIES = ("l2", "l1", "elasticnet")
 METHODS = ("s3gd", "sgd", "svrg")
 DEFAULT_INNER_ITER = setup.DEFAULT_INNER_ITER
+SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")  # CSR X: the anchor ops and the loop kernels read its rows
 
 # The hyper-parameters of fit and S3GDClassifier (and the command line), once.
 PARAMS = ParamTable(
@@ -96,7 +97,9 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
         canonical CSR and never densified: memory O(nnz + m d) (the anchors and
         the products of Eq. 22 are dense (m, d)); without an l1 term the inner
         steps cost O(nnz of the batch) (lazy updates, ``kbackends/kernels/prox_sgd``).
-        cupyx.scipy.sparse is refused (TypeError): pass a dense CuPy array on cuda.
+        On cuda, cupyx.scipy.sparse (a scipy.sparse matrix is moved to the device
+        once): the loop kernel reads the batch rows' non-zeros, O(nnz of the batch
+        + d) per step (the scratch gradient and the prox stay dense).
     y : array of shape (n_samples,)
         Class labels; two classes give one model, more give one-vs-rest.
     sample_weight : array of shape (n_samples,) or None
@@ -200,13 +203,9 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     >>> float((s3gd.predict(model, X) == y).mean()) > 0.95
     True
     """
-    if type(X).__module__.startswith("cupyx.scipy.sparse"):
-        msg = ("`X` is a cupyx.scipy.sparse matrix, which S3GD does not take: pass a dense CuPy array for the "
-               "cuda backend, or a scipy.sparse matrix for the cpu backend")
-        raise TypeError(msg)
     bk = resolve(backend, for_resolve(X), y)
     xp = bk.xp
-    X = check_X(X, bk, dtype, accept_sparse=True)
+    X = check_X(X, bk, dtype, accept_sparse=SPARSE_BACKENDS)
     classes, y_index = encode_classes(y, bk)
     check_y_length(y_index, X)
     class_weights = setup.check_class_weight(class_weight, classes)
@@ -404,7 +403,7 @@ def objective(model, X, y, sample_weight=None, *, backend="auto"):
     """
     bk = resolve(backend, for_resolve(X), y)
     xp = bk.xp
-    X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None, accept_sparse=True)
+    X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None, accept_sparse=SPARSE_BACKENDS)
     check_n_features(X, model.n_features_in)
     p = model.params
     classes = np.asarray(model.classes)
@@ -476,7 +475,7 @@ class S3GDClassifier(WeightedFit, FunctionalClassifier):
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
-    _accept_sparse = True  # scipy.sparse X on cpu: the anchor ops and the prox-SGD loop read CSR rows
+    _accept_sparse = True  # CSR X (scipy; cupyx on cuda: SPARSE_BACKENDS): the anchor ops and the loop read its rows
 
     def fit(self, X, y, sample_weight=None):
         """Fit on (X, y), rows weighted by ``sample_weight`` (None: all 1); sets ``coef_``,

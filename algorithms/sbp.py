@@ -61,7 +61,7 @@ from ._calibration import with_probability
 from ._progress import progress_bar
 from ._fit_plan import check_sample_weight
 from ._sbp_defaults import sbp_defaults
-from ._sbp_steps import batch_quad, block_response, replay, self_kernel, squared_norms
+from ._sbp_steps import batch_quad, block_response, dense_rows, replay, self_kernel, squared_norms
 from ._sparse import for_resolve, is_sparse, take_rows
 from ._svm_nu import nu_from_svm  # noqa: F401 (public here: sbp.nu_from_svm)
 from ._threads import single_threaded_blas
@@ -81,6 +81,7 @@ KERNELS = RESPONSE_KERNELS  # the response kernels' table (kbackends.ops)
 # Renormalise the stored (unscaled) coefficients when the scale factor falls below
 # this, so they never overflow; rare (each projection shrinks s by 1 / ||w||).
 _RENORMALISE_BELOW = 1e-6
+SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")  # CSR X: the response kernels read its rows (cupyx on cuda)
 
 # The hyper-parameters of fit and SBPClassifier (and the command line), once.
 PARAMS = ParamTable(
@@ -177,7 +178,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
     """
     bk = resolve(backend, for_resolve(X), y)
     xp = bk.xp
-    X = check_X(X, bk, dtype, accept_sparse=True)
+    X = check_X(X, bk, dtype, accept_sparse=SPARSE_BACKENDS)
     n = X.shape[0]
     classes, y_index = encode_classes(y, bk)
     if y_index.shape[0] != n:
@@ -312,8 +313,8 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
         def biased_kernel(c, y, volume, *, xp):
             return weighted_biased(c, y, W, volume, xp=xp)
     respond = get_kernel("kernel_response_update", bk)
-    # scipy.sparse X (cpu): the rows' squared norms once, the kernel reads each row's non-zeros
-    sparse_extra = {"sq_norms": squared_norms(X, xp).astype(X.dtype)} if is_sparse(X) else {}
+    # CSR X: the rows' squared norms once (on its device), the kernel reads each row's non-zeros
+    sparse_extra = {"sq_norms": xp.astype(squared_norms(X, xp), X.dtype)} if is_sparse(X) else {}
     start = time.perf_counter()
     t_done = 0
     bar = progress_bar(verbose, n_iter, "sbp")
@@ -366,7 +367,7 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
                 quad = xp.take(quad_self, idx[:, 0])
             else:
                 quad = xp.stack([
-                    batch_quad(take_rows(X, idx[k, :], xp), xp.take(Y64[k, :], idx[k, :]), xp, kernel, gamma)
+                    batch_quad(dense_rows(X, idx[k, :], xp, bk), xp.take(Y64[k, :], idx[k, :]), xp, kernel, gamma)
                     for k in range(n_out)
                 ])
             r2 = r2 + 2.0 * step * xp.sum(C_at, axis=1) + step * step * quad
@@ -377,7 +378,8 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
                 C = xp.reshape(respond(X, idx[0, :], w, Y[0, :], C[0, :], xp=xp, kernel=kernel, gamma=float(gamma),
                                        **sparse_extra), (1, n))
             else:
-                C = C + Y * block_response(X, xp.reshape(idx, (n_out * batch_size,)), coef, pattern, xp, kernel, gamma)
+                C = C + Y * block_response(X, xp.reshape(idx, (n_out * batch_size,)), coef, pattern, xp, kernel, gamma,
+                                           bk)
             over = r2 > 1.0
             s = xp.where(over, s / xp.sqrt(xp.maximum(r2, 1.0)), s)
             r2 = xp.where(over, xp.ones_like(r2), r2)
@@ -458,7 +460,7 @@ class SBPClassifier(WeightedFit, FunctionalClassifier):
     """
 
     _params = with_probability(PARAMS)  # + `probability` (algorithms._calibration)
-    _accept_sparse = True  # scipy.sparse X on cpu: the sparse response kernel, sparse support vectors
+    _accept_sparse = True  # CSR X (SPARSE_BACKENDS): the sparse response kernels, sparse support vectors
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)

@@ -5,8 +5,10 @@ Kernels: :mod:`kbackends.kernels.anchors`.
 
 Sparse rows: ``X`` of :func:`kmeans`, :func:`snap_to_samples`, :func:`anchor_graph`
 and ``rows`` of :func:`anchor_accumulate` may be scipy.sparse (any format, matrix or
-array) on the cpu backend: converted once to canonical CSR, never densified (the
-centres, anchors and accumulated sums are dense (m, d)); memory O(nnz + m d)."""
+array) on the cpu backend and the CUDA simulator, or cupyx.scipy.sparse on cuda (a
+scipy.sparse one is moved there once): converted once to canonical CSR, never
+densified (the centres, anchors and accumulated sums are dense (m, d)); memory
+O(nnz + m d)."""
 
 from __future__ import annotations
 
@@ -19,17 +21,21 @@ from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, to_b
 
 __all__ = ["kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate"]
 
+SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")
+"""The backends whose anchor kernels take CSR rows."""
+
 
 def _anchor_knn(bk, X, anchors, k):
     return get_kernel("anchor_knn", bk)(X, anchors, xp=bk.xp, k=k)
 
 
 def _resolve_rows(backend, X, *others, name="X"):
-    """(backend, X, others on it): a scipy.sparse ``X`` becomes canonical CSR, picks
-    no backend of its own and needs the cpu backend (TypeError otherwise)."""
+    """(backend, X, others on it): a sparse ``X`` becomes canonical CSR on the
+    backend's device (a scipy.sparse one picks no backend of its own, a cupyx one
+    cuda); a backend outside :data:`SPARSE_BACKENDS` is a TypeError."""
     if is_sparse(X):
         bk = resolve(backend, *others, resolve_hint(X))
-        check_sparse_backend(bk, name)
+        check_sparse_backend(bk, name, SPARSE_BACKENDS)
         return bk, as_csr(to_backend(X, bk), name), tuple(bk.asarray(a) for a in others)
     bk = resolve(backend, X, *others)
     return bk, bk.asarray(X), tuple(bk.asarray(a) for a in others)
@@ -56,8 +62,8 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
     Parameters
     ----------
     X : array or scipy.sparse matrix of shape (n_samples, n_features)
-        float32 or float64, ``n_samples >= n_clusters``. Sparse rows (cpu backend):
-        the centres are dense, no dense copy of ``X`` is made.
+        float32 or float64, ``n_samples >= n_clusters``. Sparse rows (cpu,
+        cudasim, cuda): the centres are dense, no dense copy of ``X`` is made.
     n_clusters : int >= 1
     n_iter : int >= 0, default 10
         Lloyd iterations after seeding (0: the k-means++ seeds).
@@ -93,11 +99,14 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     sparse = is_sparse(X)
 
-    def row(i):  # one row, dense
-        return X[[i]].toarray()[0] if sparse else X[i, :]
+    dense_rows = get_kernel("csr_rows_dense", bk) if sparse else None
+
+    def row(i):  # one row, dense (a CSR row densified on X's device)
+        return dense_rows(X, bk.asarray(np.asarray([i], dtype=np.int64)), xp=xp)[0] if sparse else X[i, :]
 
     # k-means++ (Arthur & Vassilvitskii 2007): next center drawn with probability ~ D(x)^2.
-    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sparse else xp.sum(X * X, axis=1)
+    sq = (xp.reshape(xp.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype), (-1,)) if sparse
+          else xp.sum(X * X, axis=1))
     chosen = [int(rng.integers(n))]
     center = row(chosen[0])
     closest = xp.maximum(sq + xp.sum(center * center) - 2.0 * (X @ center), 0.0)
@@ -113,7 +122,7 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
         center = row(nxt)
         closest = xp.minimum(closest, xp.maximum(sq + xp.sum(center * center) - 2.0 * (X @ center), 0.0))
     if sparse:
-        centers = X[np.asarray(chosen, dtype=np.int64)].toarray()
+        centers = dense_rows(X, bk.asarray(np.asarray(chosen, dtype=np.int64)), xp=xp)
     else:
         centers = xp.take(X, bk.asarray(np.asarray(chosen, dtype=np.int64)), axis=0)
 
@@ -267,8 +276,9 @@ def anchor_accumulate(indices, weights, rows, n_anchors, *, backend="auto", chec
     ----------
     indices : int array of shape (n, k)
     weights : array of shape (n, k)
-    rows : array of shape (n,) or (n, q), same dtype as ``weights``; or a scipy.sparse
-        (n, q) matrix (cpu backend; the result is dense)
+    rows : array of shape (n,) or (n, q), same dtype as ``weights``; or a sparse
+        (n, q) matrix (cpu, cudasim, cuda; the result is dense, and on cuda the
+        same bits every run: no float atomics)
     n_anchors : int >= 1
     backend, check_finite
         As in :func:`rff_features`.

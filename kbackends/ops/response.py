@@ -10,7 +10,10 @@ from ..kernels.response._xp import KERNEL_CODES
 from ._checks import check_all_finite, check_float, check_index, check_ndim, check_positive, check_signs
 from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, to_backend
 
-__all__ = ["RESPONSE_KERNELS", "kernel_response_update"]
+__all__ = ["RESPONSE_KERNELS", "SPARSE_BACKENDS", "kernel_response_update"]
+
+SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")
+"""The backends whose response kernels take CSR ``X``."""
 
 RESPONSE_KERNELS = tuple(KERNEL_CODES)
 """The kernels of :func:`kernel_response_update`: ``("rbf", "linear")``, read from
@@ -27,9 +30,11 @@ def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, sq_no
     Parameters
     ----------
     X : array or scipy.sparse matrix / array of shape (n, d)
-        scipy.sparse (any format; made canonical CSR) on the cpu backend only:
-        each row is read through its non-zeros, the m changed rows densified
-        (m x d), never X. cupyx.scipy.sparse is refused (TypeError): pass it dense.
+        Sparse (any format; made canonical CSR): scipy.sparse on the cpu
+        backend (and the CUDA simulator), cupyx.scipy.sparse on cuda (a
+        scipy.sparse one is moved there once). The m changed rows are densified
+        (m x d), never X: on cpu each row is read through its non-zeros, on
+        cuda the products ``X @ S.T`` are one SpMM (cuSPARSE) per row chunk.
     idx : int array of shape (m,)
         Rows whose coefficients changed.
     coef : array of shape (m,)
@@ -61,7 +66,7 @@ def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, sq_no
     xp = bk.xp
     idx, coef, y, c = (bk.asarray(a) for a in (idx, coef, y, c))
     if sparse_X is not None:
-        check_sparse_backend(bk)
+        check_sparse_backend(bk, "X", SPARSE_BACKENDS)
         X = as_csr(to_backend(sparse_X, bk))
     else:
         X = bk.asarray(X)

@@ -33,3 +33,11 @@ def kernel_response_update(X, idx, w, y, c, *, xp, kernel, gamma, sq_norms=None)
         return c
     change = parts[0] if len(parts) == 1 else xp.concat(parts)
     return c + y * change
+
+
+def csr_rows_dense(X, rows, *, xp):
+    """Rows ``rows`` of the scipy.sparse CSR ``X`` as a dense (len(rows), d) array (the
+    reference of the cuda kernel of the same name)."""
+    import numpy as np
+
+    return X[np.asarray(rows)].toarray()
