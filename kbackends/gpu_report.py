@@ -8,9 +8,9 @@ run, written to ``DIR/report.md`` (Markdown) and ``DIR/report.json`` (raw figure
    SMs x FP32 lanes per SM x 2 x clock, memory bandwidth = 2 x memory clock x
    bus width / 8, read from the device through CuPy; the model time is
    max(flops / peak, bytes / bandwidth) and "% roofline" is model / measured;
-3. whole fits (DSG on ijcnn1, TSGS3VM on Skin_NonSkin, SBP on a9a, S3GD on
-   a9a, DSG over one pass of synthetic rows): fit time and test accuracy on the
-   device and on the cpu engine.
+3. whole fits (DSG on ijcnn1, DSG on a9a as CSR, TSGS3VM on Skin_NonSkin, SBP
+   on a9a, S3GD on a9a, DSG over one pass of synthetic rows): fit time and test
+   accuracy on the device and on the cpu engine.
 
 ``--small`` shrinks every size for a dry run (the simulator runs it end to end:
 ``NUMBA_ENABLE_CUDASIM=1 python -m kbackends gpu-report --out DIR --small
@@ -287,6 +287,15 @@ def _fits(sizes, data):
         return _warmable(lambda bk, k, w: dsg.fit(X[:k], y[:k], backend=bk, **{**kw, **w}), {"n_iter": 2}), \
             dsg.predict, Xt, yt
 
+    def dsg_a9a_csr():  # the sparse path: CSR rows (cupyx on the device), never densified
+        X, y, Xt, yt = load("a9a", data, sparse=True)
+        X, y = _subsample(small_rng, rows, X, y)
+        Xt, yt = _subsample(small_rng, rows, Xt, yt)
+        X, Xt = X.astype(np.float32), Xt.astype(np.float32)
+        kw = {"gamma": 0.05, "n_iter": sizes["dsg_iter"], "early_stopping": False, "random_state": 0, **engine}
+        return _warmable(lambda bk, k, w: dsg.fit(X[:k], y[:k], backend=bk, **{**kw, **w}),
+                         {"n_iter": 2}), dsg.predict, Xt, yt
+
     def tsgs3vm_skin():
         from algorithms._bench.tsgs3vm import split
 
@@ -331,6 +340,7 @@ def _fits(sizes, data):
 
     return [
         ("dsg-ijcnn1", "DSG on ijcnn1", dsg_ijcnn1),
+        ("dsg-a9a-csr", "DSG on a9a as CSR", dsg_a9a_csr),
         ("tsgs3vm-skin", "TSGS3VM on Skin_NonSkin (200 labels)", tsgs3vm_skin),
         ("sbp-a9a", "SBP on a9a", sbp_a9a),
         ("s3gd-a9a", "S3GD on a9a", s3gd_a9a),
@@ -359,7 +369,9 @@ def _timed_fit(bk, fit, predict, Xt, yt, warm):
     model = fit(bk)
     bk.synchronize()
     seconds = time.perf_counter() - start
-    pred = np.asarray(to_numpy(predict(model, bk.asarray(Xt), backend=bk)))
+    from .ops import is_sparse
+
+    pred = np.asarray(to_numpy(predict(model, Xt if is_sparse(Xt) else bk.asarray(Xt), backend=bk)))
     return seconds, float(np.mean(pred == np.asarray(yt)))
 
 
