@@ -25,6 +25,39 @@ Every op works on row chunks sized by :data:`.._cuda_launch.CHUNK_BYTES`
    bandwidth bound on a GPU (docs/benchmarks.md, "GPU: what each kernel must
    cost").
 
+Sparse ``X`` (a canonical CSR of cupyx.scipy.sparse on a GPU, of scipy.sparse
+under the simulator, or a :class:`kbackends.ops.CSRRows` row subset of one):
+step 1 is :func:`_csr_product`, one Numba-CUDA launch per chunk that writes the
+chunk's (rows, m) product row-major, ``Z[r, j] = sum_p data[p] omega_t[indices[p], j]``
+over row ``r``'s stored entries, from the matrix's ``indptr`` / ``indices`` /
+``data`` and the chunk's row numbers (a device array); step 2 is the dense
+path's epilogue on that buffer, unchanged for ``rff_features`` (cos form: the
+product written straight into the output rows) and ``rff_weighted_sum``;
+``rff_predict``'s epilogue reads it row-major (``transposed=False``: each
+thread walks its own row's run of features, eight float32 a 32-byte sector, so
+a sector read for one feature serves the next seven from L1). Memory: O(nnz)
+for X, the (rows, m) chunk and omega.T (d, m); never an (n, d) dense copy.
+Why not cuSPARSE's SpMM through cupyx (``X[a:b] @ omega.T``), the other
+correct form (CuPy's ``cupyx/scipy/sparse/_csr.py``, ``_index.py``,
+``cupyx/cusparse.py``):
+
+- gathering or slicing rows of a cupyx matrix reads the result's number of
+  stored entries on the host (``_csr_row_index``: ``int(Bp[-1])``;
+  ``_get_csr_submatrix_major_axis``: ``int(Ap[0])``): a synchronisation per
+  chunk and per mini-batch, where the kernel indexes ``indptr`` with the row
+  numbers on the device instead (the engine passes a mini-batch as
+  :class:`~kbackends.ops.CSRRows`, never gathered);
+- cupyx's ``csrmm2`` / ``spmm`` write their output column-major (``DnMatDescriptor``
+  is ``CUSPARSE_ORDER_COL``, ``c = zeros((m, n), order='F')``): the row-major
+  epilogues would need a transposing copy of every chunk (8 m bytes a row more),
+  and ``omega @ X.T`` through ``__rmatmul__`` is the same product transposed,
+  (m, rows) C-ordered, which only ``rff_predict``'s epilogue could read as is.
+
+Per chunk the product costs 2 m FLOPs and one 4 m-byte (float32) read of a row
+of ``omega_t`` per stored entry (warp-coalesced; omega_t is L2-resident for
+small d) plus 4 m bytes written a row; the epilogue reads those 4 m bytes back
+(docs/benchmarks.md, "Sparse on cuda").
+
 No float atomics: partial sums are added in a fixed order, so a result repeats
 bit for bit on one device. Outputs are accumulated in groups of
 ``_GROUP`` targets (classes) a pass over the chunk.
