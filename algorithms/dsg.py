@@ -340,8 +340,8 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     Parameters are those of :func:`algorithms.dsg.fit` (``loss`` defaults to
     "hinge"; "logistic" gives ``predict_proba``), and ``probability`` (bool, default
     False): fit on 90% of the rows and Platt's sigmoid on the other 10%, for
-    ``predict_proba`` with any loss (:mod:`algorithms._calibration`). Accepts NumPy, CuPy or scipy.sparse ``X``;
-    outputs follow the input's namespace.
+    ``predict_proba`` with any loss (:mod:`algorithms._calibration`). Accepts NumPy, CuPy,
+    scipy.sparse or cupyx.scipy.sparse ``X``; outputs follow the input's namespace.
 
     Attributes
     ----------
@@ -364,7 +364,7 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     # A classifier's losses only: squared-loss predictions are values, not labels; and
     # `probability` (predict_proba for every loss: algorithms._calibration).
     _params = with_probability(PARAMS.replace(loss={"constraint": options(*CLASSIFICATION_LOSSES)}))
-    _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
+    _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
@@ -385,6 +385,6 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
     """
 
     _params = PARAMS.replace(loss={"default": "squared", "constraint": options("squared")})
-    _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
+    _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _predict = staticmethod(predict)

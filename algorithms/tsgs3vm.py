@@ -207,7 +207,7 @@ class TSGS3VMClassifier(FunctionalClassifier):
     """
 
     _params = PARAMS
-    _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
+    _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)

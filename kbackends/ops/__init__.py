@@ -40,6 +40,6 @@ from .waterfill import water_level, water_level_biased
 __all__ = [
     "rff_features", "rff_predict", "rff_weighted_sum", "water_level", "water_level_biased", "kernel_response_update",
     "kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate",
-    "FORMS", "RESPONSE_KERNELS", "CSRRows", "as_csr", "check_sparse_backend", "is_sparse", "resolve_hint", "sparse_module",
-    "to_backend", "RFF_SPARSE_BACKENDS",
+    "FORMS", "RESPONSE_KERNELS", "as_csr", "check_sparse_backend", "is_sparse", "resolve_hint", "sparse_module",
+    "to_backend", "CSRRows", "RFF_SPARSE_BACKENDS",
 ]
