@@ -49,7 +49,7 @@ from ._progress import engine_bar
 from ._steps import (  # noqa: F401 (re-exported)
     EarlyStopping, _Averager, _block_step, _cdsg_step, _check_step_ratio, _device, _Monitor, step_size,
 )
-from ._sparse import take_rows
+from ._sparse import batch_rows
 from ._validation import as_compute_dtype  # noqa: F401 (the fits call it as _engine.as_compute_dtype)
 from ._threads import single_threaded_blas
 
@@ -344,7 +344,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
             batches = []
             for src, cache in zip(sources, caches):
                 idx = bk.asarray(src.draw(rng))
-                Xb = take_rows(src.X, idx, xp)  # a CSR row subset for sparse X
+                Xb = batch_rows(src.X, idx, bk)  # CSR rows for sparse X (named, not gathered, on cuda)
                 if cache is not None:
                     f = xp.take(cache, idx, axis=0) + intercept
                 elif n_blocks:

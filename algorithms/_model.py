@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kbackends.ops import RFF_SPARSE_BACKENDS
 
 from ._persistence import FORMAT_VERSION, _jsonable, _ModelIO, _register, atomic_write, load  # noqa: F401
 from ._prediction import Predictor, kernel_expansion
@@ -60,7 +61,7 @@ class RFFModel(Predictor, _ModelIO, _ModelFields):
         Where ``coef`` and ``intercept`` live.
     """
 
-    accepts_sparse = True  # evaluate_blocks -> rff_predict reads CSR rows directly
+    accepts_sparse = RFF_SPARSE_BACKENDS  # evaluate_blocks -> rff_predict reads CSR rows directly (cpu, cuda)
 
     ARRAYS = ("coef", "intercept")
 

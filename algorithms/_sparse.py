@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbackends.ops import as_csr, check_sparse_backend, is_sparse, resolve_hint, sparse_module, to_backend
+from kbackends.ops import CSRRows, as_csr, check_sparse_backend, is_sparse, resolve_hint, sparse_module, to_backend
 
-__all__ = ["check_sparse_X", "for_resolve", "is_sparse", "sparse_gram_sample", "stack_rows", "take_rows"]
+__all__ = ["batch_rows", "check_sparse_X", "for_resolve", "is_sparse", "sparse_gram_sample", "stack_rows", "take_rows"]
 
 
 def check_sparse_X(X, bk, dtype, *, name="X", min_samples=1, kinds=("cpu",)):
@@ -71,6 +71,15 @@ def take_rows(X, rows, xp):
     if is_sparse(X):
         return X[_data_namespace(X).asarray(rows)]
     return xp.take(X, rows, axis=0)
+
+
+def batch_rows(X, rows, bk):
+    """A mini-batch's rows for the rff kernels: on cuda (and the simulator) a
+    sparse ``X``'s rows are named, not gathered (:class:`kbackends.ops.CSRRows`:
+    gathering cupyx rows reads their count on the host); :func:`take_rows` otherwise."""
+    if is_sparse(X) and bk.name in ("cuda", "cudasim"):
+        return CSRRows(X, rows)
+    return take_rows(X, rows, bk.xp)
 
 
 def stack_rows(parts, xp):

@@ -328,8 +328,10 @@ def naming_arguments():
 
 def sklearn_validate(est, X, y, *, reset):
     """scikit-learn's own validation for NumPy-like inputs (its messages and
-    conventions), ours for array-API arrays (they stay on their device)."""
-    if is_numpy_like(X) and (y is None or is_numpy_like(y)):
+    conventions), ours for array-API arrays and cupyx.scipy.sparse matrices (they
+    stay on their device)."""
+    on_device_sparse = type(X).__module__.startswith("cupyx")  # scikit-learn would copy it to NumPy
+    if is_numpy_like(X) and not on_device_sparse and (y is None or is_numpy_like(y)):
         from sklearn.utils.validation import validate_data
 
         # Estimators over the engine fits take scipy.sparse (any format; the fit makes it CSR).

@@ -32,6 +32,7 @@ from sklearn.base import RegressorMixin
 
 from kbackends import resolve, to_numpy
 from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
+from kbackends.ops import RFF_SPARSE_BACKENDS
 
 from . import _engine, distributed
 from ._calibration import with_probability
@@ -204,7 +205,7 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
         del arguments["sample_weight"], arguments["plan"]
         return distributed.fit(fit, "dsg", **arguments)
     bk = resolve(backend, for_resolve(X), y)
-    X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
+    X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=RFF_SPARSE_BACKENDS), bk, dtype)
     weights = check_sample_weight(sample_weight, X.shape[0])
     seed = seed_from(random_state)
     y_matrix, task, classes, source_loss = _targets(y, X, bk, loss)
@@ -305,7 +306,7 @@ def objective(model, X, y, *, backend="auto"):
     finite expansion the model is.
     """
     bk = resolve(backend, for_resolve(X), y)
-    X = check_X(X, bk, model.dtype, accept_sparse=True)
+    X = check_X(X, bk, model.dtype, accept_sparse=RFF_SPARSE_BACKENDS)
     xp = bk.xp
     loss = model.params["loss"]
     y_matrix, _, _, src_loss = _targets(y, X, bk, loss)
@@ -339,8 +340,8 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     Parameters are those of :func:`algorithms.dsg.fit` (``loss`` defaults to
     "hinge"; "logistic" gives ``predict_proba``), and ``probability`` (bool, default
     False): fit on 90% of the rows and Platt's sigmoid on the other 10%, for
-    ``predict_proba`` with any loss (:mod:`algorithms._calibration`). Accepts NumPy, CuPy or scipy.sparse ``X``;
-    outputs follow the input's namespace.
+    ``predict_proba`` with any loss (:mod:`algorithms._calibration`). Accepts NumPy, CuPy,
+    scipy.sparse or cupyx.scipy.sparse ``X``; outputs follow the input's namespace.
 
     Attributes
     ----------
@@ -363,7 +364,7 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     # A classifier's losses only: squared-loss predictions are values, not labels; and
     # `probability` (predict_proba for every loss: algorithms._calibration).
     _params = with_probability(PARAMS.replace(loss={"constraint": options(*CLASSIFICATION_LOSSES)}))
-    _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
+    _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
@@ -384,6 +385,6 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
     """
 
     _params = PARAMS.replace(loss={"default": "squared", "constraint": options("squared")})
-    _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
+    _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _predict = staticmethod(predict)

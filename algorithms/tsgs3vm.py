@@ -36,6 +36,7 @@ import numpy as np
 
 from kbackends import resolve
 from kbackends.losses import HINGE, UNLABELED_LOSSES
+from kbackends.ops import RFF_SPARSE_BACKENDS
 
 from . import _engine, distributed
 from ._estimator import FunctionalClassifier
@@ -127,7 +128,7 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
         return distributed.fit(fit, "tsgs3vm", **locals())
     bk = resolve(backend, for_resolve(X), y, for_resolve(X_unlabeled))
     xp = bk.xp
-    X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
+    X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=RFF_SPARSE_BACKENDS), bk, dtype)
     y_host = check_labels(y, X.shape[0], unlabeled=unlabeled_label if X_unlabeled is None else None)
     if X_unlabeled is None:
         unlabeled = y_host == unlabeled_label
@@ -137,7 +138,7 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
         y_l = y_host[rows_l]
     else:
         X_l, y_l = X, y_host
-        X_u = check_X(X_unlabeled, bk, X.dtype, name="X_unlabeled", accept_sparse=True)
+        X_u = check_X(X_unlabeled, bk, X.dtype, name="X_unlabeled", accept_sparse=RFF_SPARSE_BACKENDS)
         if X_u.shape[1] != X.shape[1]:
             msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X` has {X.shape[1]}"
             raise ValueError(msg)
@@ -206,7 +207,7 @@ class TSGS3VMClassifier(FunctionalClassifier):
     """
 
     _params = PARAMS
-    _accept_sparse = True  # scipy.sparse X on cpu: docs/architecture.md, RFF ops
+    _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)

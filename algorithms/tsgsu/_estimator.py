@@ -20,8 +20,8 @@ class TSGSUClassifier(FunctionalClassifier):
     for the class of prior ``prior`` and ``negative_class`` (default -1) for the
     other; with ``prior=None`` the prior is estimated and ``positive_class`` is the
     **larger** class. ``classes_`` is the two labels, sorted. Parameters as in
-    :func:`algorithms.tsgsu.fit`. ``X`` may be scipy.sparse (cpu backend; kept
-    sparse) or a dask array (trained on the current ``distributed.Client``'s
+    :func:`algorithms.tsgsu.fit`. ``X`` may be scipy.sparse or, on cuda,
+    cupyx.scipy.sparse (kept sparse) or a dask array (trained on the current ``distributed.Client``'s
     workers, :mod:`algorithms.distributed`; ``y`` = s is read into memory to
     split the rows).
 
@@ -40,7 +40,7 @@ class TSGSUClassifier(FunctionalClassifier):
     """
 
     _params = PARAMS
-    _accept_sparse = True  # scipy.sparse X on cpu: CSR row subsets, prior estimation included
+    _accept_sparse = True  # scipy.sparse X (cupyx on cuda): CSR row subsets, prior estimation included
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)

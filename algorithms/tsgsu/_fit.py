@@ -73,10 +73,10 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
     X_similar : array of shape (n_pairs, 2, n_features) or (2 * n_pairs, n_features)
         Similar pairs (both points share an unknown class), or their points
         after marginalisation (Eq. (7): each a draw from ``p~_S``). A
-        scipy.sparse matrix (points; cpu backend) stays sparse throughout,
-        prior estimation included.
+        scipy.sparse matrix (points; cupyx.scipy.sparse on cuda) stays sparse
+        throughout, prior estimation included (on the host).
     X_unlabeled : array of shape (n_unlabeled, n_features)
-        Unlabeled points, drawn from the marginal ``p(x)``; dense or scipy.sparse.
+        Unlabeled points, drawn from the marginal ``p(x)``; dense or sparse.
     prior : float in (0, 1), not 1/2, optional
         The class prior ``pi_+ = p(y = +1)``. None estimates it with
         :func:`estimate_prior` (which assumes ``pi_+ > 1/2``, as the paper does:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from kbackends import to_numpy
+from kbackends.ops import RFF_SPARSE_BACKENDS
 
 from .._dask_arrays import is_dask_array
-from .._sparse import is_sparse
+from .._sparse import is_sparse, take_rows
 from .._validation import check_X, is_numpy_like
 
 # --- input handling -----------------------------------------------------------------------
@@ -78,9 +79,9 @@ def _rows_by_indicator(X, s):
         msg = f"`y` (s) has {what}; two values are needed: similar (1) and unlabeled (0) points"
         raise ValueError(msg)
     rows_s, rows_u = np.flatnonzero(s == values[1]), np.flatnonzero(s == values[0])
-    if is_sparse(X):
+    if is_sparse(X):  # scipy.sparse or cupyx.scipy.sparse: rows indexed on X's device
         X = X.tocsr()
-        return X[rows_s], X[rows_u]
+        return take_rows(X, rows_s, None), take_rows(X, rows_u, None)
     if is_dask_array(X):
         if X.shape[0] != s.shape[0]:
             msg = f"`y` (s) has {s.shape[0]} entries but `X` has {X.shape[0]} rows"
@@ -98,19 +99,20 @@ def check_su_inputs(X_similar, X_unlabeled, bk, dtype, *, engine=False):
     """The similar points (pairs flattened, :func:`_pointwise`) and the unlabeled points
     as finite 2-D arrays of ``bk`` in one float dtype, with the same number of features
     (``engine``: the engine's compute dtype, :func:`algorithms._engine.as_compute_dtype`).
-    scipy.sparse inputs (cpu backend) come back as canonical CSR, never densified.
+    Sparse inputs (scipy.sparse; cupyx.scipy.sparse on cuda) come back as canonical CSR on
+    ``bk``'s device, never densified.
 
     Returns
     -------
     X_s : array of shape (n_similar_points, n_features)
     X_u : array of shape (n_unlabeled, n_features)
     """
-    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar", accept_sparse=True)
+    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar", accept_sparse=RFF_SPARSE_BACKENDS)
     if engine:
         from .._engine import as_compute_dtype
 
         X_s = as_compute_dtype(X_s, bk, dtype)
-    X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled", accept_sparse=True)
+    X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled", accept_sparse=RFF_SPARSE_BACKENDS)
     if X_u.shape[1] != X_s.shape[1]:
         msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"
         raise ValueError(msg)

@@ -120,7 +120,11 @@ def estimate_prior(X_similar, X_unlabeled, *, n_components=300, lam=1e-3, confid
     if is_sparse(X_similar) or is_sparse(X_unlabeled):  # CSR rows throughout: no dense copy
         import scipy.sparse
 
-        X_s, X_u = (scipy.sparse.csr_matrix(X, dtype=np.float64) for X in (_pointwise(X_similar), X_unlabeled))
+        from kbackends.ops import sparse_module
+
+        X_s, X_u = (scipy.sparse.csr_matrix(X.get() if sparse_module(X).__name__.startswith("cupyx") else X,
+                                            dtype=np.float64)  # a cupyx matrix comes to the host once
+                    for X in (_pointwise(X_similar), X_unlabeled))
     else:
         X_s = np.asarray(to_numpy(_pointwise(X_similar)) if hasattr(X_similar, "__array_namespace__")
                          else _pointwise(X_similar), dtype=np.float64)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kbackends import ops, resolve
+from kbackends.ops import RFF_SPARSE_BACKENDS, sparse_module
 from kbackends.random import omega_block
 
 from .._sparse import for_resolve, is_sparse, stack_rows
@@ -60,13 +61,11 @@ class SUSLModel:
         (a scipy.sparse X: CSR for linear features, dense for random features)."""
         bk = resolve("auto", self.w)
         xp = bk.xp
-        X = check_X(X, bk, self.w.dtype, accept_sparse=True)
+        X = check_X(X, bk, self.w.dtype, accept_sparse=RFF_SPARSE_BACKENDS)
         if self.features == "linear":
-            if is_sparse(X):
-                import scipy.sparse
-
-                return scipy.sparse.hstack((X, scipy.sparse.csr_matrix(np.ones((X.shape[0], 1), X.dtype))),
-                                           format="csr")
+            if is_sparse(X):  # scipy.sparse, or cupyx.scipy.sparse on cuda
+                sp = sparse_module(X)
+                return sp.hstack((X, sp.csr_matrix(xp.ones((X.shape[0], 1), dtype=X.dtype))), format="csr")
             phi = X
         else:
             check_n_features(X, self.omega.shape[1])
@@ -102,7 +101,7 @@ def su_sl_fit(X_similar, X_unlabeled, prior, *, lam=1e-3, features="linear", n_c
     ----------
     X_similar : array of shape (n_pairs, 2, n_features) or (2 * n_pairs, n_features)
     X_unlabeled : array of shape (n_unlabeled, n_features)
-        Dense, or scipy.sparse on the cpu backend (kept sparse: memory O(nnz + n b)).
+        Dense, or scipy.sparse (cupyx.scipy.sparse on cuda), kept sparse: memory O(nnz + n b).
     prior : float in (0, 1), not 1/2
         The class prior ``pi_+``.
     lam : float >= 0, default 1e-3
@@ -150,7 +149,7 @@ def su_sl_fit(X_similar, X_unlabeled, prior, *, lam=1e-3, features="linear", n_c
                        xp.zeros((1,), dtype=phi_u.dtype, device=device)))
     if is_sparse(phi_u):  # linear features of sparse rows: the (b, b) Gram matrix is dense, phi is not
         gram = (phi_u.T @ phi_u).toarray()
-        mean_s, mean_u = (np.asarray(phi.mean(axis=0)).ravel() for phi in (phi_s, phi_u))
+        mean_s, mean_u = (xp.reshape(xp.asarray(phi.mean(axis=0)), (-1,)) for phi in (phi_s, phi_u))
     else:
         gram = phi_u.T @ phi_u
         mean_s, mean_u = xp.mean(phi_s, axis=0), xp.mean(phi_u, axis=0)

@@ -20,7 +20,8 @@ The argument checks they share (dtypes, shapes, finiteness, integers) are writte
 once, in ``_checks``; sparse inputs (scipy.sparse; cupyx.scipy.sparse on cuda) become canonical CSR on the
 backend's device once, by ``to_backend`` and ``as_csr`` (``is_sparse`` tells one,
 ``resolve_hint`` what decides the backend; ``check_sparse_backend`` refuses a
-backend without sparse kernels for the op).
+backend without sparse kernels for the op); ``CSRRows`` names rows of a CSR
+matrix without gathering them (a mini-batch on cuda: no host read).
 """
 
 from .anchors import (
@@ -31,13 +32,14 @@ from .anchors import (
     snap_to_samples,
 )
 from .response import RESPONSE_KERNELS, kernel_response_update
+from ._csr_rows import CSRRows
 from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, sparse_module, to_backend
-from .rff import FORMS, rff_features, rff_predict, rff_weighted_sum
+from .rff import FORMS, RFF_SPARSE_BACKENDS, rff_features, rff_predict, rff_weighted_sum
 from .waterfill import water_level, water_level_biased
 
 __all__ = [
     "rff_features", "rff_predict", "rff_weighted_sum", "water_level", "water_level_biased", "kernel_response_update",
     "kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate",
     "FORMS", "RESPONSE_KERNELS", "as_csr", "check_sparse_backend", "is_sparse", "resolve_hint", "sparse_module",
-    "to_backend",
+    "to_backend", "CSRRows", "RFF_SPARSE_BACKENDS",
 ]

@@ -9,9 +9,10 @@ from .._registry import get_kernel
 from ._checks import check_all_finite, check_float_array
 from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, to_backend
 
-__all__ = ["FORMS", "rff_features", "rff_predict", "rff_weighted_sum"]
+__all__ = ["FORMS", "RFF_SPARSE_BACKENDS", "rff_features", "rff_predict", "rff_weighted_sum"]
 
 FORMS = ("cos", "cossin")
+RFF_SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")  # the backends whose rff kernels take CSR
 
 
 def rff_features(X, omega, phase, *, form="cos", backend="auto", check_finite=True):
@@ -20,9 +21,10 @@ def rff_features(X, omega, phase, *, form="cos", backend="auto", check_finite=Tr
     Parameters
     ----------
     X : array or scipy.sparse matrix / array of shape (n_samples, n_dims)
-        float32 or float64. Sparse input (any format, converted once to CSR)
-        runs on ``backend="cpu"``: each row's products come from its non-zeros
-        only, and no dense copy of ``X`` is made.
+        float32 or float64. Sparse input (scipy.sparse or cupyx.scipy.sparse,
+        any format, converted once to CSR on the backend's device) runs on the
+        cpu and cuda backends: each row's products come from its non-zeros only,
+        and no dense copy of ``X`` is made.
     omega : array of shape (n_features, n_dims)
         Frequencies (see :func:`kbackends.random.omega_block`), same dtype as ``X``.
     phase : array of shape (n_features,)
@@ -116,7 +118,7 @@ def _prepare(backend, form, check_finite, X, omega, phase, extra=None, extra_nam
     bk = resolve(backend, *arrays, resolve_hint(sparse_X))
     arrays = tuple(bk.asarray(a) for a in arrays)
     if sparse_X is not None:
-        check_sparse_backend(bk)
+        check_sparse_backend(bk, "X", RFF_SPARSE_BACKENDS)
         sparse_X = as_csr(to_backend(sparse_X, bk))
         arrays = (sparse_X,) + arrays[1:]
     X, omega, phase = arrays[:3]

@@ -25,6 +25,39 @@ Every op works on row chunks sized by :data:`.._cuda_launch.CHUNK_BYTES`
    bandwidth bound on a GPU (docs/benchmarks.md, "GPU: what each kernel must
    cost").
 
+Sparse ``X`` (a canonical CSR of cupyx.scipy.sparse on a GPU, of scipy.sparse
+under the simulator, or a :class:`kbackends.ops.CSRRows` row subset of one):
+step 1 is :func:`_csr_product`, one Numba-CUDA launch per chunk that writes the
+chunk's (rows, m) product row-major, ``Z[r, j] = sum_p data[p] omega_t[indices[p], j]``
+over row ``r``'s stored entries, from the matrix's ``indptr`` / ``indices`` /
+``data`` and the chunk's row numbers (a device array); step 2 is the dense
+path's epilogue on that buffer, unchanged for ``rff_features`` (cos form: the
+product written straight into the output rows) and ``rff_weighted_sum``;
+``rff_predict``'s epilogue reads it row-major (``transposed=False``: each
+thread walks its own row's run of features, eight float32 a 32-byte sector, so
+a sector read for one feature serves the next seven from L1). Memory: O(nnz)
+for X, the (rows, m) chunk and omega.T (d, m); never an (n, d) dense copy.
+Why not cuSPARSE's SpMM through cupyx (``X[a:b] @ omega.T``), the other
+correct form (CuPy's ``cupyx/scipy/sparse/_csr.py``, ``_index.py``,
+``cupyx/cusparse.py``):
+
+- gathering or slicing rows of a cupyx matrix reads the result's number of
+  stored entries on the host (``_csr_row_index``: ``int(Bp[-1])``;
+  ``_get_csr_submatrix_major_axis``: ``int(Ap[0])``): a synchronisation per
+  chunk and per mini-batch, where the kernel indexes ``indptr`` with the row
+  numbers on the device instead (the engine passes a mini-batch as
+  :class:`~kbackends.ops.CSRRows`, never gathered);
+- cupyx's ``csrmm2`` / ``spmm`` write their output column-major (``DnMatDescriptor``
+  is ``CUSPARSE_ORDER_COL``, ``c = zeros((m, n), order='F')``): the row-major
+  epilogues would need a transposing copy of every chunk (8 m bytes a row more),
+  and ``omega @ X.T`` through ``__rmatmul__`` is the same product transposed,
+  (m, rows) C-ordered, which only ``rff_predict``'s epilogue could read as is.
+
+Per chunk the product costs 2 m FLOPs and one 4 m-byte (float32) read of a row
+of ``omega_t`` per stored entry (warp-coalesced; omega_t is L2-resident for
+small d) plus 4 m bytes written a row; the epilogue reads those 4 m bytes back
+(docs/benchmarks.md, "Sparse on cuda").
+
 No float atomics: partial sums are added in a fixed order, so a result repeats
 bit for bit on one device. Outputs are accumulated in groups of
 ``_GROUP`` targets (classes) a pass over the chunk.
@@ -76,20 +109,45 @@ def _cos_sin(Z, out):
 
 
 @cuda.jit(cache=True)
-def _predict_partial(Zt, phase, coef_c, coef_s, cossin, partial):
+def _csr_product(indptr, indices, data, rows, omega_t, Z):
+    """``Z[r, j] = sum_p data[p] omega_t[indices[p], j]`` over the stored entries
+    ``p`` of CSR row ``rows[r]``: the (rows, m) product of a row subset of a CSR
+    matrix with ``omega.T``, row-major, the layout the fused epilogues read.
+
+    A :func:`grid_2d` launch, features on x, rows on y: a warp shares one row
+    (its ``indptr`` / ``indices`` / ``data`` reads are broadcasts) and reads 32
+    consecutive entries of a row of ``omega_t`` (d, m), coalesced; the sum runs
+    over the row's entries in stored order, so it repeats bit for bit.
+    """
+    j, y = cuda.grid(2)
+    n, m = Z.shape
+    if j >= m:
+        return
+    for r in range(y, n, cuda.gridsize(2)[1]):
+        row = rows[r]
+        acc = ZERO  # float32 zero: unified to float64 by a float64 sum
+        for p in range(indptr[row], indptr[row + 1]):
+            acc += data[p] * omega_t[indices[p], j]
+        Z[r, j] = acc
+
+
+@cuda.jit(cache=True)
+def _predict_partial(Z, transposed, phase, coef_c, coef_s, cossin, partial):
     """``partial[s, i, c] = sum_{j in segment s} cos_j(i) coef_c[j, c] + sin_j(i) coef_s[j, c]``.
 
-    ``Zt`` (m, rows) is the transposed product; a :func:`grid_2d` launch with
-    rows on x and segments on y (``coef_s`` is ``coef_c`` and unused in the cos form).
-    Loops over the group run to the constant ``_GROUP`` so they unroll and the
-    accumulators stay in registers.
+    ``Z`` is the transposed product (m, rows) when ``transposed`` (dense X:
+    consecutive threads read consecutive rows), the row-major one (rows, m)
+    otherwise (sparse X: each thread reads its own row's run of features); a
+    :func:`grid_2d` launch with rows on x and segments on y (``coef_s`` is
+    ``coef_c`` and unused in the cos form). Loops over the group run to the
+    constant ``_GROUP`` so they unroll and the accumulators stay in registers.
     """
     i, y = cuda.grid(2)
-    m, n = Zt.shape
+    m, n = (Z.shape[0], Z.shape[1]) if transposed else (Z.shape[1], Z.shape[0])
     if i >= n:
         return
     k = coef_c.shape[1]
-    acc = cuda.local.array(_GROUP, dtype=Zt.dtype)
+    acc = cuda.local.array(_GROUP, dtype=Z.dtype)
     for seg in range(y, partial.shape[0], cuda.gridsize(2)[1]):
         j0 = seg * _SEGMENT
         j1 = min(m, j0 + _SEGMENT)
@@ -97,7 +155,7 @@ def _predict_partial(Zt, phase, coef_c, coef_s, cossin, partial):
             for c in range(_GROUP):
                 acc[c] = ZERO
             for j in range(j0, j1):
-                fc, fs = _cos_sin_of(Zt[j, i], phase[j], cossin)
+                fc, fs = _cos_sin_of(Z[j, i] if transposed else Z[i, j], phase[j], cossin)
                 for c in range(_GROUP):
                     if c0 + c < k:
                         acc[c] += fc * coef_c[j, c0 + c] + fs * coef_s[j, c0 + c]
@@ -143,7 +201,13 @@ PTX_SIGNATURES = {
     "_cos_phase": ["void(float32[:, ::1], float32[::1])", "void(float64[:, ::1], float64[::1])"],
     "_cos_sin": ["void(float32[:, ::1], float32[:, ::1])", "void(float64[:, ::1], float64[:, ::1])"],
     "_predict_partial": [
-        f"void({t}[:, ::1], {t}[::1], {t}[:, ::1], {t}[:, ::1], boolean, {t}[:, :, ::1])" for t in ("float32", "float64")
+        f"void({t}[:, ::1], boolean, {t}[::1], {t}[:, ::1], {t}[:, ::1], boolean, {t}[:, :, ::1])"
+        for t in ("float32", "float64")
+    ],
+    # scipy / cupyx CSR indices are int32 (int64 past 2**31 stored entries); row numbers int64
+    "_csr_product": [
+        f"void({i}[::1], {i}[::1], {t}[::1], int64[::1], {t}[:, ::1], {t}[:, ::1])"
+        for t, i in (("float32", "int32"), ("float64", "int32"), ("float32", "int64"))
     ],
     "_weighted_partial": [
         f"void({t}[:, ::1], {t}[::1], {t}[:, ::1], boolean, {t}[:, :, ::1])" for t in ("float32", "float64")
@@ -151,8 +215,53 @@ PTX_SIGNATURES = {
 }
 
 
+def _sparse_input(X, xp):
+    """``(indptr, indices, data, rows)`` of a sparse ``X`` (a canonical CSR of
+    scipy.sparse or cupyx.scipy.sparse, as :mod:`kbackends.ops` hands it over, or
+    a :class:`kbackends.ops.CSRRows` row subset of one), ``None`` for a dense
+    ``X``. ``rows`` (int64, on X's device) are the rows taken, ``None`` for all."""
+    if hasattr(X, "rows") and hasattr(X, "csr"):
+        A, rows = X.csr, xp.astype(X.rows, xp.int64) if X.rows.dtype != xp.int64 else X.rows
+    elif hasattr(X, "indptr") and hasattr(X, "tocsr"):
+        A, rows = X, None
+    else:
+        return None
+    return (*launch.contiguous(xp, A.indptr, A.indices, A.data), rows)
+
+
+def _sparse_product(sparse, start, stop, omega_t, Z, xp, stream):
+    """``Z = X[start:stop] @ omega.T`` for a sparse ``X`` (:func:`_sparse_input`):
+    one :func:`_csr_product` launch on the chunk's row numbers, no CSR copy."""
+    indptr, indices, data, rows = sparse
+    chunk = xp.arange(start, stop, dtype=xp.int64) if rows is None else rows[start:stop]
+    grid, block = launch.grid_2d(stop - start, Z.shape[1])
+    _csr_product[grid, block, stream](indptr, indices, data, chunk, omega_t, Z)
+    return Z
+
+
+def _row_product(sparse, X, omega, omega_t, start, stop, xp, stream):
+    """The (rows, m) row-major product ``X[start:stop] @ omega.T``: cuBLAS for a
+    dense ``X``, :func:`_csr_product` for a sparse one."""
+    if sparse is None:
+        return xp.matmul(X[start:stop], omega.T)
+    Z = xp.empty((stop - start, omega.shape[0]), dtype=omega.dtype)
+    return _sparse_product(sparse, start, stop, omega_t, Z, xp, stream)
+
+
+def _prepare(X, omega, phase, xp):
+    """(sparse input or None, X, omega, phase, omega_t): contiguous dense arrays,
+    and for a sparse X the (d, m) row-major ``omega.T`` its product reads."""
+    sparse = _sparse_input(X, xp)
+    omega, phase = launch.contiguous(xp, omega, phase)
+    if sparse is None:
+        (X,) = launch.contiguous(xp, X)
+        return None, X, omega, phase, None
+    (omega_t,) = launch.contiguous(xp, omega.T)
+    return sparse, X, omega, phase, omega_t
+
+
 def rff_features(X, omega, phase, *, xp, form):
-    X, omega, phase = launch.contiguous(xp, X, omega, phase)
+    sparse, X, omega, phase, omega_t = _prepare(X, omega, phase, xp)
     cossin = form == "cossin"
     n, m = X.shape[0], omega.shape[0]
     out = xp.empty((n, 2 * m if cossin else m), dtype=X.dtype)
@@ -164,9 +273,13 @@ def rff_features(X, omega, phase, *, xp, form):
             stop = min(n, start + step)
             grid, block = launch.grid_2d(stop - start, m)
             if cossin:
-                _cos_sin[grid, block, stream](xp.matmul(X[start:stop], omega.T), out[start:stop])
+                Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
+                _cos_sin[grid, block, stream](Z, out[start:stop])
             else:
-                xp.matmul(X[start:stop], omega.T, out=out[start:stop])
+                if sparse is not None:  # the product straight into the output rows, as cuBLAS does
+                    _sparse_product(sparse, start, stop, omega_t, out[start:stop], xp, stream)
+                else:
+                    xp.matmul(X[start:stop], omega.T, out=out[start:stop])
                 _cos_phase[grid, block, stream](out[start:stop], phase)
     return out
 
@@ -175,9 +288,8 @@ def rff_predict(X, omega, phase, coef, *, xp, form):
     n = X.shape[0]
     cossin = form == "cossin"
     m = omega.shape[0]
-    X, omega, phase, coef2 = launch.contiguous(
-        xp, X, omega, phase, xp.reshape(coef, _as_matrix_shape(coef, rows_last=False))
-    )
+    sparse, X, omega, phase, omega_t = _prepare(X, omega, phase, xp)
+    (coef2,) = launch.contiguous(xp, xp.reshape(coef, _as_matrix_shape(coef, rows_last=False)))
     k = coef2.shape[1]
     out = xp.zeros((n, k), dtype=X.dtype)
     if n and m and k:
@@ -188,10 +300,13 @@ def rff_predict(X, omega, phase, coef, *, xp, form):
         with launch.launch_context(xp) as stream:
             for start in range(0, n, step):
                 stop = min(n, start + step)
-                Zt = xp.matmul(omega, X[start:stop].T)  # (m, rows): coalesced reads by row
+                if sparse is not None:  # (rows, m), row-major: read along each thread's row
+                    Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
+                else:
+                    Z = xp.matmul(omega, X[start:stop].T)  # (m, rows): coalesced reads by row
                 partial = xp.empty((n_seg, stop - start, k), dtype=X.dtype)
                 grid, block = launch.grid_2d(n_seg, stop - start)  # rows of the chunk on x, segments on y
-                _predict_partial[grid, block, stream](Zt, phase, coef_c, coef_s, cossin, partial)
+                _predict_partial[grid, block, stream](Z, sparse is None, phase, coef_c, coef_s, cossin, partial)
                 out[start:stop] = xp.sum(partial, axis=0)
     return xp.reshape(out, (n,) + tuple(coef.shape[1:]))
 
@@ -200,7 +315,8 @@ def rff_weighted_sum(X, omega, phase, g, *, xp, form):
     cossin = form == "cossin"
     m = omega.shape[0]
     n = X.shape[0]
-    X, omega, phase, G = launch.contiguous(xp, X, omega, phase, xp.reshape(g, _as_matrix_shape(g, rows_last=True)))
+    sparse, X, omega, phase, omega_t = _prepare(X, omega, phase, xp)
+    (G,) = launch.contiguous(xp, xp.reshape(g, _as_matrix_shape(g, rows_last=True)))
     k = G.shape[0]
     n_out = 2 * m if cossin else m
     total = xp.zeros((k, n_out), dtype=X.dtype)
@@ -210,7 +326,7 @@ def rff_weighted_sum(X, omega, phase, g, *, xp, form):
         with launch.launch_context(xp) as stream:
             for start in range(0, n, step):
                 stop = min(n, start + step)
-                Z = xp.matmul(X[start:stop], omega.T)
+                Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
                 n_blk = launch.blocks_for(stop - start, _ROW_BLOCK)
                 partial = xp.empty((n_blk, k, n_out), dtype=X.dtype)
                 grid, block = launch.grid_2d(n_blk, m)
