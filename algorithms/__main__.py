@@ -135,22 +135,23 @@ def write_lines(path, lines):
     atomic_write(path, lambda fh: fh.write(text.encode()))
 
 
-# Fits that take scipy.sparse rows on the cpu backend (the random-feature engine; SBP's
-# sparse response kernel, its model keeps CSR support vectors; S3GD's anchor ops and
-# prox-SGD loop). TSGSU's LIBSVM input is densified below.
+# Fits that take scipy.sparse rows, on every backend with sparse kernels (moved to the
+# device once on cuda): the random-feature engine; SBP's sparse response kernel, its
+# model keeps CSR support vectors; S3GD's anchor ops and prox-SGD loop. TSGSU's LIBSVM
+# input is densified below.
 SPARSE_ALGORITHMS = frozenset({"dsg", "udsg", "cdsg", "tsgs3vm", "sbp", "s3gd"})
 
 
 def _dense(X, keep_sparse=False):
     """The rows as the fit or the model takes them. LIBSVM files are read sparse and
     stay so where ``keep_sparse`` (an algorithm of SPARSE_ALGORITHMS, or a model that
-    accepts sparse rows, on the cpu backend): memory O(nnz). Elsewhere this is the one
+    accepts sparse rows): memory O(nnz). Elsewhere this is the one
     place the matrix is densified."""
     return X if keep_sparse or not hasattr(X, "toarray") else X.toarray()
 
 
-def _keeps_sparse(name, args):
-    return name in SPARSE_ALGORITHMS and getattr(args, "backend", "auto") in ("auto", "cpu")
+def _keeps_sparse(name):
+    return name in SPARSE_ALGORITHMS
 
 
 def _log(message):
@@ -177,7 +178,7 @@ def _training_data(row, data, args):
             if y.dtype.kind not in "iuf":
                 raise _datafile.DataError(f"--loss squared (regression) needs numeric labels; {name!r} has text labels")
             y = y.astype(np.float64)
-        X = _dense(data.X, _keeps_sparse(row.name, args))
+        X = _dense(data.X, _keeps_sparse(row.name))
         return (X, y), (X, y), None
     if row.data == "semi-supervised":
         unlabeled = missing | (data.matches(args.unlabeled_label) if args.unlabeled_label is not None else False)
@@ -186,7 +187,7 @@ def _training_data(row, data, args):
             raise _datafile.DataError(
                 f"--algo tsgs3vm needs unlabelled rows, but no label of {name!r} is {marker} "
                 "(name the marker with --unlabeled-label; --algo dsg trains on labelled rows only)")
-        keep = _keeps_sparse(row.name, args)
+        keep = _keeps_sparse(row.name)
         X_l, X_u = _dense(data.rows(~unlabeled), keep), _dense(data.rows(unlabeled), keep)
         y_l = _datafile.typed_labels(data.raw[~unlabeled])
         _log(f"tsgs3vm: {X_l.shape[0]} labelled rows (classes {', '.join(map(str, np.unique(y_l)))}), "
@@ -290,7 +291,7 @@ def cmd_predict(args):
         raise _datafile.DataError(f"data file {args.data!r} has {data.X.shape[1]} features, the model "
                                   f"{args.model!r} expects {model.n_features_in}")
     start = time.perf_counter()
-    keep = getattr(model, "accepts_sparse", False) and args.backend in ("auto", "cpu")
+    keep = getattr(model, "accepts_sparse", False)
     parts = [_host(row.predict(model, _dense(data.X[i : i + PREDICT_CHUNK_ROWS], keep), backend=args.backend))
              for i in range(0, data.n_rows, PREDICT_CHUNK_ROWS)]
     pred = np.concatenate(parts)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kbackends.ops import RFF_SPARSE_BACKENDS
 
 from ._persistence import FORMAT_VERSION, _jsonable, _ModelIO, _register, atomic_write, load  # noqa: F401
 from ._prediction import Predictor, kernel_expansion
@@ -61,7 +60,7 @@ class RFFModel(Predictor, _ModelIO, _ModelFields):
         Where ``coef`` and ``intercept`` live.
     """
 
-    accepts_sparse = RFF_SPARSE_BACKENDS  # evaluate_blocks -> rff_predict reads CSR rows directly (cpu, cuda)
+    accepts_sparse = True  # evaluate_blocks -> rff_predict reads CSR rows directly (cpu, cuda)
 
     ARRAYS = ("coef", "intercept")
 
@@ -128,7 +127,7 @@ class LinearModel(Predictor, _ModelIO, _ModelFields):
     """
 
     ARRAYS = ("coef", "intercept")
-    accepts_sparse = ("cpu", "cudasim", "cuda")  # raw_decision: CSR @ dense coef.T, O(nnz) (cupyx on cuda)
+    accepts_sparse = True  # raw_decision: CSR @ dense coef.T, O(nnz) (cupyx on cuda)
 
     @property
     def task(self):
@@ -171,7 +170,7 @@ class KernelExpansionModel(Predictor, _ModelIO, _ModelFields):
 
     ARRAYS = ("support_vectors", "coef", "intercept")
     # CSR X (scipy; cupyx on cuda) and, from a sparse fit, CSR support vectors
-    accepts_sparse = ("cpu", "cudasim", "cuda")
+    accepts_sparse = True
 
     support_vectors: object
     kernel: str

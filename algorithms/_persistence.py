@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from kbackends import resolve, to_numpy
-from kbackends.ops import to_backend
+from kbackends.ops import SPARSE_BACKENDS, to_backend
 
 from . import _registry
 
@@ -36,7 +36,6 @@ from . import _registry
 #      saving or loading. Dense fields as before; files of formats 1 and 2 load unchanged.
 FORMAT_VERSION = 3
 _CSR_PARTS = ("data", "indices", "indptr")
-_SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")  # where a model keeps a sparse field sparse
 _MODEL_TYPES: dict = {}
 _NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first local header, or an empty zip
 _NPY_MAGIC = b"\x93NUMPY"
@@ -62,7 +61,7 @@ class _ModelIO:
 
         def move(value):
             if hasattr(value, "tocsr"):
-                if bk.name in _SPARSE_BACKENDS:
+                if bk.name in SPARSE_BACKENDS:  # a model keeps a sparse field sparse where kernels take it
                     return to_backend(value, bk)
                 return bk.asarray(to_numpy(value.toarray()))
             return bk.asarray(value)

@@ -23,8 +23,8 @@ class Predictor:
     "softmax": the argmax over columns; "regression": the values), ``classes``,
     ``n_features_in`` and ``dtype``."""
 
-    #: Whether ``raw_decision`` takes a sparse CSR ``X``: True (the cpu backend) or the
-    #: names of the backends that do (``check_X``'s ``accept_sparse``).
+    #: Whether ``raw_decision`` takes a sparse CSR ``X`` (on the backends with sparse
+    #: kernels, ``kbackends.ops.SPARSE_BACKENDS``).
     accepts_sparse = False
 
     def decision_function(self, X, *, backend="auto"):

@@ -11,21 +11,21 @@ from kbackends.ops import CSRRows, as_csr, check_sparse_backend, is_sparse, reso
 __all__ = ["batch_rows", "check_sparse_X", "for_resolve", "is_sparse", "sparse_gram_sample", "stack_rows", "take_rows"]
 
 
-def check_sparse_X(X, bk, dtype, *, name="X", min_samples=1, kinds=("cpu",)):
+def check_sparse_X(X, bk, dtype, *, name="X", min_samples=1):
     """``X`` (any scipy.sparse or cupyx.scipy.sparse format) as a finite canonical
     CSR of the compute dtype on ``bk``'s device (moved once if needed).
 
     Raises
     ------
     TypeError
-        Off the backends ``kinds`` (those whose kernels take CSR for the
-        algorithm at hand), or for a non-numeric dtype.
+        Off the backends with sparse kernels (:data:`kbackends.ops.SPARSE_BACKENDS`),
+        or for a non-numeric dtype.
     ValueError
         For too few rows, no column, NaN / inf, or squared row sums that overflow.
     """
     from ._validation import check_shape
 
-    check_sparse_backend(bk, name, kinds)
+    check_sparse_backend(bk, name)
     check_shape(X, name, min_samples)
     if X.dtype.kind == "c" or X.dtype.kind not in "fiub":
         msg = f"`{name}` must have a real numeric dtype, got {X.dtype}"

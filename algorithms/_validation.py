@@ -57,8 +57,8 @@ def _dense_in_fact(X):
 def check_X(X, bk, dtype, *, name="X", min_samples=1, accept_sparse=False):
     """``X`` as a finite 2-D float array of backend ``bk`` (moved once if needed).
 
-    With ``accept_sparse`` (True: on the cpu backend; or the names of the backends
-    whose kernels take CSR for the caller), a scipy.sparse or cupyx.scipy.sparse
+    With ``accept_sparse`` (on the backends with sparse kernels,
+    :data:`kbackends.ops.SPARSE_BACKENDS`), a scipy.sparse or cupyx.scipy.sparse
     matrix or array of any format comes back as a finite canonical CSR
     (:func:`algorithms._sparse.check_sparse_X`), unless it is dense in fact: at
     least half its entries stored (:data:`DENSIFY_DENSITY`), it is made dense, which
@@ -74,8 +74,7 @@ def check_X(X, bk, dtype, *, name="X", min_samples=1, accept_sparse=False):
         if accept_sparse:
             from ._sparse import check_sparse_X
 
-            kinds = ("cpu",) if accept_sparse is True else tuple(accept_sparse)
-            return check_sparse_X(X, bk, dtype, name=name, min_samples=min_samples, kinds=kinds)
+            return check_sparse_X(X, bk, dtype, name=name, min_samples=min_samples)
         msg = (f"`{name}` is a sparse matrix; this algorithm does not take sparse input yet "
                "(DSG / UDSG / CDSG and TSGS3VM do), pass X.toarray()")
         raise TypeError(msg)

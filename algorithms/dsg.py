@@ -32,7 +32,6 @@ from sklearn.base import RegressorMixin
 
 from kbackends import resolve, to_numpy
 from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
-from kbackends.ops import RFF_SPARSE_BACKENDS
 
 from . import _engine, distributed
 from ._calibration import with_probability
@@ -205,7 +204,7 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
         del arguments["sample_weight"], arguments["plan"]
         return distributed.fit(fit, "dsg", **arguments)
     bk = resolve(backend, for_resolve(X), y)
-    X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=RFF_SPARSE_BACKENDS), bk, dtype)
+    X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     weights = check_sample_weight(sample_weight, X.shape[0])
     seed = seed_from(random_state)
     y_matrix, task, classes, source_loss = _targets(y, X, bk, loss)
@@ -306,7 +305,7 @@ def objective(model, X, y, *, backend="auto"):
     finite expansion the model is.
     """
     bk = resolve(backend, for_resolve(X), y)
-    X = check_X(X, bk, model.dtype, accept_sparse=RFF_SPARSE_BACKENDS)
+    X = check_X(X, bk, model.dtype, accept_sparse=True)
     xp = bk.xp
     loss = model.params["loss"]
     y_matrix, _, _, src_loss = _targets(y, X, bk, loss)

@@ -53,7 +53,6 @@ LOSSES = tuple(PSI_CODES)
 PENALTIES = ("l2", "l1", "elasticnet")
 METHODS = ("s3gd", "sgd", "svrg")
 DEFAULT_INNER_ITER = setup.DEFAULT_INNER_ITER
-SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")  # CSR X: the anchor ops and the loop kernels read its rows
 
 # The hyper-parameters of fit and S3GDClassifier (and the command line), once.
 PARAMS = ParamTable(
@@ -205,7 +204,7 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     """
     bk = resolve(backend, for_resolve(X), y)
     xp = bk.xp
-    X = check_X(X, bk, dtype, accept_sparse=SPARSE_BACKENDS)
+    X = check_X(X, bk, dtype, accept_sparse=True)
     classes, y_index = encode_classes(y, bk)
     check_y_length(y_index, X)
     class_weights = setup.check_class_weight(class_weight, classes)
@@ -403,7 +402,7 @@ def objective(model, X, y, sample_weight=None, *, backend="auto"):
     """
     bk = resolve(backend, for_resolve(X), y)
     xp = bk.xp
-    X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None, accept_sparse=SPARSE_BACKENDS)
+    X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None, accept_sparse=True)
     check_n_features(X, model.n_features_in)
     p = model.params
     classes = np.asarray(model.classes)
@@ -475,7 +474,7 @@ class S3GDClassifier(WeightedFit, FunctionalClassifier):
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
-    _accept_sparse = True  # CSR X (scipy; cupyx on cuda: SPARSE_BACKENDS): the anchor ops and the loop read its rows
+    _accept_sparse = True  # CSR X (scipy; cupyx on cuda): the anchor ops and the loop read its rows
 
     def fit(self, X, y, sample_weight=None):
         """Fit on (X, y), rows weighted by ``sample_weight`` (None: all 1); sets ``coef_``,

@@ -81,7 +81,6 @@ KERNELS = RESPONSE_KERNELS  # the response kernels' table (kbackends.ops)
 # Renormalise the stored (unscaled) coefficients when the scale factor falls below
 # this, so they never overflow; rare (each projection shrinks s by 1 / ||w||).
 _RENORMALISE_BELOW = 1e-6
-SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")  # CSR X: the response kernels read its rows (cupyx on cuda)
 
 # The hyper-parameters of fit and SBPClassifier (and the command line), once.
 PARAMS = ParamTable(
@@ -178,7 +177,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
     """
     bk = resolve(backend, for_resolve(X), y)
     xp = bk.xp
-    X = check_X(X, bk, dtype, accept_sparse=SPARSE_BACKENDS)
+    X = check_X(X, bk, dtype, accept_sparse=True)
     n = X.shape[0]
     classes, y_index = encode_classes(y, bk)
     if y_index.shape[0] != n:
@@ -460,7 +459,7 @@ class SBPClassifier(WeightedFit, FunctionalClassifier):
     """
 
     _params = with_probability(PARAMS)  # + `probability` (algorithms._calibration)
-    _accept_sparse = True  # CSR X (SPARSE_BACKENDS): the sparse response kernels, sparse support vectors
+    _accept_sparse = True  # CSR X (scipy; cupyx on cuda): the sparse response kernels, sparse support vectors
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)

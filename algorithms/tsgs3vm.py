@@ -36,7 +36,6 @@ import numpy as np
 
 from kbackends import resolve
 from kbackends.losses import HINGE, UNLABELED_LOSSES
-from kbackends.ops import RFF_SPARSE_BACKENDS
 
 from . import _engine, distributed
 from ._estimator import FunctionalClassifier
@@ -128,7 +127,7 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
         return distributed.fit(fit, "tsgs3vm", **locals())
     bk = resolve(backend, for_resolve(X), y, for_resolve(X_unlabeled))
     xp = bk.xp
-    X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=RFF_SPARSE_BACKENDS), bk, dtype)
+    X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     y_host = check_labels(y, X.shape[0], unlabeled=unlabeled_label if X_unlabeled is None else None)
     if X_unlabeled is None:
         unlabeled = y_host == unlabeled_label
@@ -138,7 +137,7 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
         y_l = y_host[rows_l]
     else:
         X_l, y_l = X, y_host
-        X_u = check_X(X_unlabeled, bk, X.dtype, name="X_unlabeled", accept_sparse=RFF_SPARSE_BACKENDS)
+        X_u = check_X(X_unlabeled, bk, X.dtype, name="X_unlabeled", accept_sparse=True)
         if X_u.shape[1] != X.shape[1]:
             msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X` has {X.shape[1]}"
             raise ValueError(msg)

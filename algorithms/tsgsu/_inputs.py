@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from kbackends import to_numpy
-from kbackends.ops import RFF_SPARSE_BACKENDS
 
 from .._dask_arrays import is_dask_array
 from .._sparse import is_sparse, take_rows
@@ -107,12 +106,12 @@ def check_su_inputs(X_similar, X_unlabeled, bk, dtype, *, engine=False):
     X_s : array of shape (n_similar_points, n_features)
     X_u : array of shape (n_unlabeled, n_features)
     """
-    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar", accept_sparse=RFF_SPARSE_BACKENDS)
+    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar", accept_sparse=True)
     if engine:
         from .._engine import as_compute_dtype
 
         X_s = as_compute_dtype(X_s, bk, dtype)
-    X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled", accept_sparse=RFF_SPARSE_BACKENDS)
+    X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled", accept_sparse=True)
     if X_u.shape[1] != X_s.shape[1]:
         msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"
         raise ValueError(msg)

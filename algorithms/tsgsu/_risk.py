@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kbackends import resolve
-from kbackends.ops import RFF_SPARSE_BACKENDS
 from kbackends.losses import EVAL_MARGIN_LOSSES as EVAL_LOSSES
 from kbackends.losses import MARGIN_LOSSES, Loss
 
@@ -155,8 +154,8 @@ def su_risk(model, X_similar, X_unlabeled, *, loss=None, correction=None, backen
     """
     bk = resolve(backend, for_resolve(X_similar), for_resolve(X_unlabeled))
     xp = bk.xp
-    X_s = check_X(_pointwise(X_similar), bk, model.dtype, name="X_similar", accept_sparse=RFF_SPARSE_BACKENDS)
-    X_u = check_X(X_unlabeled, bk, model.dtype, name="X_unlabeled", accept_sparse=RFF_SPARSE_BACKENDS)
+    X_s = check_X(_pointwise(X_similar), bk, model.dtype, name="X_similar", accept_sparse=True)
+    X_u = check_X(X_unlabeled, bk, model.dtype, name="X_unlabeled", accept_sparse=True)
     p = model.params
     loss = loss or p["loss"]
     check_choice("loss", loss, tuple(EVAL_LOSSES))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kbackends import ops, resolve
-from kbackends.ops import RFF_SPARSE_BACKENDS, sparse_module
+from kbackends.ops import sparse_module
 from kbackends.random import omega_block
 
 from .._sparse import for_resolve, is_sparse, stack_rows
@@ -61,7 +61,7 @@ class SUSLModel:
         (a scipy.sparse X: CSR for linear features, dense for random features)."""
         bk = resolve("auto", self.w)
         xp = bk.xp
-        X = check_X(X, bk, self.w.dtype, accept_sparse=RFF_SPARSE_BACKENDS)
+        X = check_X(X, bk, self.w.dtype, accept_sparse=True)
         if self.features == "linear":
             if is_sparse(X):  # scipy.sparse, or cupyx.scipy.sparse on cuda
                 sp = sparse_module(X)

@@ -33,13 +33,13 @@ from .anchors import (
 )
 from .response import RESPONSE_KERNELS, kernel_response_update
 from ._csr_rows import CSRRows
-from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, sparse_module, to_backend
-from .rff import FORMS, RFF_SPARSE_BACKENDS, rff_features, rff_predict, rff_weighted_sum
+from ._sparse import SPARSE_BACKENDS, as_csr, check_sparse_backend, is_sparse, resolve_hint, sparse_module, to_backend
+from .rff import FORMS, rff_features, rff_predict, rff_weighted_sum
 from .waterfill import water_level, water_level_biased
 
 __all__ = [
     "rff_features", "rff_predict", "rff_weighted_sum", "water_level", "water_level_biased", "kernel_response_update",
     "kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate",
     "FORMS", "RESPONSE_KERNELS", "as_csr", "check_sparse_backend", "is_sparse", "resolve_hint", "sparse_module",
-    "to_backend", "CSRRows", "RFF_SPARSE_BACKENDS",
+    "to_backend", "CSRRows", "SPARSE_BACKENDS",
 ]

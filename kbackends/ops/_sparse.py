@@ -12,6 +12,10 @@ from __future__ import annotations
 
 _CUPYX = "cupyx.scipy.sparse"
 
+# The backends whose kernels take CSR rows, for every op (cupyx.scipy.sparse on cuda;
+# scipy.sparse standing in for it under the simulator).
+SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")
+
 
 def _is_cupyx(X) -> bool:
     return type(X).__module__.startswith(_CUPYX)
@@ -86,9 +90,10 @@ def to_backend(X, bk):
     return X
 
 
-def check_sparse_backend(bk, name: str = "X", kinds=("cpu",)) -> None:
-    """TypeError unless ``bk`` is one of ``kinds``: the backends whose kernels of
-    the op at hand take CSR input."""
+def check_sparse_backend(bk, name: str = "X", kinds=SPARSE_BACKENDS) -> None:
+    """TypeError unless ``bk`` is one of ``kinds`` (default: every backend with
+    sparse kernels; a registered backend without them, such as array_api_strict,
+    is refused)."""
     if bk.name not in kinds:
         msg = (f"`{name}` is a sparse matrix, which is taken on backend={' / '.join(map(repr, kinds))} only; "
                f"the resolved backend is {bk.name!r}: pass a dense array for it")

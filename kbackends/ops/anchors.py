@@ -21,7 +21,6 @@ from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, to_b
 
 __all__ = ["kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate"]
 
-SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")
 """The backends whose anchor kernels take CSR rows."""
 
 
@@ -32,10 +31,10 @@ def _anchor_knn(bk, X, anchors, k):
 def _resolve_rows(backend, X, *others, name="X"):
     """(backend, X, others on it): a sparse ``X`` becomes canonical CSR on the
     backend's device (a scipy.sparse one picks no backend of its own, a cupyx one
-    cuda); a backend outside :data:`SPARSE_BACKENDS` is a TypeError."""
+    cuda); a backend outside :data:`kbackends.ops.SPARSE_BACKENDS` is a TypeError."""
     if is_sparse(X):
         bk = resolve(backend, *others, resolve_hint(X))
-        check_sparse_backend(bk, name, SPARSE_BACKENDS)
+        check_sparse_backend(bk, name)
         return bk, as_csr(to_backend(X, bk), name), tuple(bk.asarray(a) for a in others)
     bk = resolve(backend, X, *others)
     return bk, bk.asarray(X), tuple(bk.asarray(a) for a in others)

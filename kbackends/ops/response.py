@@ -10,9 +10,8 @@ from ..kernels.response._xp import KERNEL_CODES
 from ._checks import check_all_finite, check_float, check_index, check_ndim, check_positive, check_signs
 from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, to_backend
 
-__all__ = ["RESPONSE_KERNELS", "SPARSE_BACKENDS", "kernel_response_update"]
+__all__ = ["RESPONSE_KERNELS", "kernel_response_update"]
 
-SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")
 """The backends whose response kernels take CSR ``X``."""
 
 RESPONSE_KERNELS = tuple(KERNEL_CODES)
@@ -66,7 +65,7 @@ def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, sq_no
     xp = bk.xp
     idx, coef, y, c = (bk.asarray(a) for a in (idx, coef, y, c))
     if sparse_X is not None:
-        check_sparse_backend(bk, "X", SPARSE_BACKENDS)
+        check_sparse_backend(bk, "X")
         X = as_csr(to_backend(sparse_X, bk))
     else:
         X = bk.asarray(X)

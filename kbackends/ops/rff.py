@@ -9,10 +9,9 @@ from .._registry import get_kernel
 from ._checks import check_all_finite, check_float_array
 from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, to_backend
 
-__all__ = ["FORMS", "RFF_SPARSE_BACKENDS", "rff_features", "rff_predict", "rff_weighted_sum"]
+__all__ = ["FORMS", "rff_features", "rff_predict", "rff_weighted_sum"]
 
 FORMS = ("cos", "cossin")
-RFF_SPARSE_BACKENDS = ("cpu", "cudasim", "cuda")  # the backends whose rff kernels take CSR
 
 
 def rff_features(X, omega, phase, *, form="cos", backend="auto", check_finite=True):
@@ -118,7 +117,7 @@ def _prepare(backend, form, check_finite, X, omega, phase, extra=None, extra_nam
     bk = resolve(backend, *arrays, resolve_hint(sparse_X))
     arrays = tuple(bk.asarray(a) for a in arrays)
     if sparse_X is not None:
-        check_sparse_backend(bk, "X", RFF_SPARSE_BACKENDS)
+        check_sparse_backend(bk, "X")
         sparse_X = as_csr(to_backend(sparse_X, bk))
         arrays = (sparse_X,) + arrays[1:]
     X, omega, phase = arrays[:3]

@@ -109,7 +109,7 @@ def test_named_rows_equal_gathered_rows(bk, small_chunks, dtype_name):
 
 def test_sparse_taken_on_cuda_kinds_only(bk):
     X, omega, phase, _ = _problem("float64")
-    assert ops.RFF_SPARSE_BACKENDS == ("cpu", "cudasim", "cuda")
+    assert ops.SPARSE_BACKENDS == ("cpu", "cudasim", "cuda")
     out = ops.rff_features(X.tocoo(), omega, phase, backend=bk)  # any format, converted once
     assert out.shape == (X.shape[0], omega.shape[0])
     with pytest.raises(TypeError, match="`omega` has dtype float32 but `X` has float64"):
