@@ -113,5 +113,6 @@ def test_importing_kbackends_needs_no_pytest():
 
 def test_public_ops_package_keeps_its_names():
     for name in ops.__all__:
-        assert callable(getattr(ops, name)) or name in ("FORMS", "RESPONSE_KERNELS")
+        assert callable(getattr(ops, name)) or name in ("FORMS", "RESPONSE_KERNELS", "SPARSE_BACKENDS")
     assert ops.FORMS == ("cos", "cossin") and ops.RESPONSE_KERNELS == ("rbf", "linear")
+    assert ops.SPARSE_BACKENDS == ("cpu", "cudasim", "cuda")
