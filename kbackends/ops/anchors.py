@@ -93,8 +93,15 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     sparse = is_sparse(X)
 
-    def row(i):  # one row, dense
-        return X[[i]].toarray()[0] if sparse else X[i, :]
+    def row(i):  # one row, dense (scipy CSR: scattered from its stored values, no sparse indexing)
+        if not sparse:
+            return X[i, :]
+        if not isinstance(X.data, np.ndarray):
+            return X[[i]].toarray()[0]
+        out = np.zeros(X.shape[1], dtype=X.dtype)
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        out[X.indices[lo:hi]] = X.data[lo:hi]
+        return out
 
     # k-means++ (Arthur & Vassilvitskii 2007): next center drawn with probability ~ D(x)^2.
     sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sparse else xp.sum(X * X, axis=1)

@@ -7,7 +7,11 @@ small), written straight into the outputs: no (n, m) matrix is kept.
 into its own (m, q) buffer, the buffers added at the end (no races, no atomics).
 Below ``_PARALLEL_WORK`` element operations the serial twin runs: on a busy
 2-core machine opening a parallel region costs milliseconds (measured 15 ms
-per call for k-means on 2000 rows).
+per call for k-means on 2000 rows). ``anchor_knn`` counts its work as the
+multiply-adds of the cross products and goes parallel (Numba and BLAS) only from
+``_PARALLEL_KNN`` on (tens of ms of one thread's work): S3GD's k-means and graph on
+w8a or phishing (a few ms each) ran slower with two threads than with one, and
+BLAS is held to one thread below it as well.
 
 Sparse rows (scipy CSR, canonical: the ops convert once) are taken where S3GD
 needs them, never densified whole: in ``anchor_knn`` either side may be CSR (the
@@ -23,6 +27,17 @@ from numba import get_num_threads, njit, prange
 
 _CHUNK_ELEMENTS = 1 << 20  # rows per chunk * anchors: an 8 MB float64 cross-product block
 _PARALLEL_WORK = 1 << 20
+_PARALLEL_KNN = 1 << 26  # multiply-adds of an anchor_knn call from which it uses more than one thread
+_BLAS = []  # a threadpoolctl controller, made on first use (listing the loaded libraries takes ~1 ms)
+
+
+def _one_blas_thread():
+    """A context holding BLAS to one thread (threadpoolctl, one controller per process)."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 # CSR rows at least this dense go through BLAS in densified row chunks (at most
 # _CHUNK_ELEMENTS values at a time): sparse loops lose to a dense product there.
 _DENSE_ENOUGH = 0.1
@@ -121,10 +136,23 @@ def anchor_knn(X, anchors, *, xp, k):
     if _is_csr(X) and not _is_csr(anchors) and X.nnz < _DENSE_ENOUGH * n * X.shape[1]:
         # CSR rows against dense anchors, fused: per row, its nonzeros times the rows of
         # anchors^T (d, m) into one m-vector, then the k smallest; no chunk buffer.
-        knn = _knn_csr_parallel if X.nnz * m > _PARALLEL_WORK else _knn_csr_serial
+        knn = _knn_csr_parallel if X.nnz * m >= _PARALLEL_KNN else _knn_csr_serial
         knn(X.data, X.indices, X.indptr, np.ascontiguousarray(anchors.T), squared_norms(X), sq_a, k, out_idx,
             out_dist, min(n, 4 * get_num_threads()))
         return out_idx, out_dist
+    stored = X.nnz if _is_csr(X) else n * X.shape[1]
+    if stored * m < _PARALLEL_KNN:  # a few ms of work: one thread (BLAS and the selection)
+        with _one_blas_thread():
+            _knn_chunks(X, anchors, k, out_idx, out_dist, sq_a, parallel=False)
+    else:
+        _knn_chunks(X, anchors, k, out_idx, out_dist, sq_a, parallel=True)
+    return out_idx, out_dist
+
+
+def _knn_chunks(X, anchors, k, out_idx, out_dist, sq_a, parallel):
+    """``anchor_knn`` by row chunks: the cross products by BLAS (scipy for CSR
+    anchors), then the k smallest per row."""
+    n, m = X.shape[0], anchors.shape[0]
     sq_x = squared_norms(X)  # once for all chunks (O(nnz) for CSR rows)
     step = max(1, _CHUNK_ELEMENTS // max(1, m, X.shape[1] if _is_csr(X) else 1))
     for start in range(0, n, step):
@@ -132,9 +160,8 @@ def anchor_knn(X, anchors, *, xp, k):
         Xc = X[start:stop]
         if _is_csr(Xc) and not _is_csr(anchors):  # dense enough: a chunk of rows densified, BLAS
             Xc = Xc.toarray()
-        select = _select_parallel if (stop - start) * m > _PARALLEL_WORK else _select_serial
+        select = _select_parallel if parallel and (stop - start) * m > _PARALLEL_WORK else _select_serial
         select(_cross(Xc, anchors), sq_x[start:stop], sq_a, k, out_idx, out_dist, start)
-    return out_idx, out_dist
 
 
 @njit(parallel=True, cache=True)
