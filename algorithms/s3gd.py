@@ -329,7 +329,7 @@ class _EarlyStop:
     best so far); ``best`` is the iterate of the lowest F seen (the last one without
     ``tol``). Without an l1 term the mean of the epoch's checkpoint iterates is a
     candidate too (it averages out much of a constant step's noise; l1 would lose its
-    zeros). One pass over X (O(nnz)) for both and one host sync per epoch."""
+    zeros). Two passes over X (O(nnz)) and one host sync per epoch."""
 
     def __init__(self, tol, X, cls, sw, loss, beta, l1, l2, xp):
         self.tol, self.X, self.sw, self.code, self.beta, self.l1, self.l2, self.xp = (
@@ -338,14 +338,11 @@ class _EarlyStop:
         self.f_best, self.w_best, self.next_epoch = math.inf, None, 1
         self.total, self.count = None, 0
 
-    def values(self, *ws):
-        """F at each iterate of ``ws``: one pass over X for all (X times a (d + 1, len(ws))
-        block) and one host transfer."""
+    def value(self, w):
         xp = self.xp
-        W = xp.stack(ws, axis=1)
-        U = self.X @ W[:-1, :] + W[-1, :]
-        data = xp.mean(self.sw[:, None] * psi(U, self.signs[:, None], self.code, self.beta, xp), axis=0)
-        return to_numpy(data + self.l2 * xp.sum(W * W, axis=0) + self.l1 * xp.sum(xp.abs(W), axis=0)).tolist()
+        u = self.X @ w[:-1] + w[-1]
+        data = xp.mean(self.sw * psi(u, self.signs, self.code, self.beta, xp))
+        return float(data + self.l2 * xp.sum(w * w) + self.l1 * xp.sum(xp.abs(w)))
 
     def converged(self, w, epoch):
         if self.tol is None:
@@ -356,14 +353,12 @@ class _EarlyStop:
         if epoch + 1e-9 < self.next_epoch:
             return False
         self.next_epoch = math.floor(epoch + 1e-9) + 1
-        w_f = w
+        f, w_f = self.value(w), w
         if self.count > 1:
             mean = self.total / self.count
-            f, f_mean = self.values(w, mean)
+            f_mean = self.value(mean)
             if f_mean < f or not math.isfinite(f):
                 f, w_f = f_mean, mean
-        else:
-            (f,) = self.values(w)
         self.total, self.count = None, 0
         if not math.isfinite(f):
             return True
