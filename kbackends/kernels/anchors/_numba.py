@@ -45,14 +45,18 @@ _DENSE_ENOUGH = 0.1
 
 @njit(cache=True, inline="always")
 def _select_row(dots, sq_x, sq_a, k, out_idx, out_dist, i, r):
+    # The k nearest so far are kept in order with the k-th distance in a local (``worst``):
+    # most anchors cost one compare; the output row is written on insertion only.
     for t in range(k):
         out_idx[i, t] = -1
         out_dist[i, t] = np.inf
+    worst = np.inf
+    base = sq_x[r]
     for j in range(dots.shape[1]):
-        dist = sq_x[r] + sq_a[j] - 2.0 * dots[r, j]
+        dist = base + sq_a[j] - 2.0 * dots[r, j]
         if dist < 0.0:
             dist = 0.0
-        if dist < out_dist[i, k - 1]:
+        if dist < worst:
             pos = k - 1
             while pos > 0 and dist < out_dist[i, pos - 1]:  # strict: ties keep the lower index
                 out_dist[i, pos] = out_dist[i, pos - 1]
@@ -60,6 +64,7 @@ def _select_row(dots, sq_x, sq_a, k, out_idx, out_dist, i, r):
                 pos -= 1
             out_dist[i, pos] = dist
             out_idx[i, pos] = j
+            worst = out_dist[i, k - 1]
 
 
 @njit(parallel=True, cache=True)
