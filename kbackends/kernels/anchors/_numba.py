@@ -16,7 +16,7 @@ BLAS is held to one thread below it as well.
 Sparse rows (scipy CSR, canonical: the ops convert once) are taken where S3GD
 needs them, never densified whole: in ``anchor_knn`` either side may be CSR (the
 rows against dense anchors: one fused Numba pass, or BLAS on densified chunks of
-at most ``_CHUNK_ELEMENTS`` values when the rows are >= 10 % dense; dense centres
+at most ``_CHUNK_ELEMENTS`` values when the rows are >= 50 % dense; dense centres
 against CSR sample rows: the snap of Eq. 13, scipy's sparse x dense), the squared
 norms come from the stored values (O(nnz)); ``anchor_accumulate`` of CSR rows adds each
 row's nonzeros into a dense (m, q) result (O(nnz k)): the anchors' sums are dense anyway.
@@ -39,8 +39,11 @@ def _one_blas_thread():
         _BLAS.append(ThreadpoolController())
     return _BLAS[0].limit(limits=1, user_api="blas")
 # CSR rows at least this dense go through BLAS in densified row chunks (at most
-# _CHUNK_ELEMENTS values at a time): sparse loops lose to a dense product there.
-_DENSE_ENOUGH = 0.1
+# _CHUNK_ELEMENTS values at a time). Below it the fused pass is as fast or faster (one
+# thread: phishing, 44 % dense, 8.6 ms against 11.9 ms for the chunks, whose densifying
+# and slicing cost 3 ms; random CSR of 68 or 300 columns at 10-45 %: 0.4-1.0x the chunks'
+# time); the estimators densify X from 50 % on anyway (algorithms/_validation.py).
+_DENSE_ENOUGH = 0.5
 
 
 @njit(cache=True, inline="always")
