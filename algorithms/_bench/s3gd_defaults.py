@@ -17,6 +17,10 @@ threads, what a user runs). One command:
     KBACKENDS_DATA=/work/shared/data python -m algorithms._bench.s3gd_defaults [--repeat 3] [--only a9a,w8a]
 
 Pass ``key=value`` pairs with ``--s3gd`` (e.g. ``--s3gd step=1.0``) to measure other settings.
+Where a fit's time goes (CPU time per phase: input checks, k-means, the anchor graph, the
+loop, the early stop's objective, ...)::
+
+    python -m algorithms._bench.s3gd_defaults --phases --only w8a,phishing --formats csr
 Sparse memory (20,000 x 50,000 CSR at density 0.001, through the API and the command line)::
 
     /usr/bin/time -v python -m algorithms._bench.s3gd_defaults --sparse-api
@@ -159,6 +163,61 @@ def sparse_api(path=None):
           f"{100 * acc:.2f}%")
 
 
+def phases(name, fmt="csr", repeat=15, s3gd_kwargs=None, data_dir=None, progress=print):
+    """CPU time (one thread, ``time.process_time``) of each phase of ``S3GDClassifier().fit``,
+    mean over ``repeat`` fits (random_state 0, 1, ...): the functions ``fit`` calls are
+    wrapped with timers for the measurement and restored after. Returns {phase: seconds}."""
+    import collections
+
+    import scipy.sparse
+
+    from kbackends import ops
+
+    from .. import S3GDClassifier, _estimator, s3gd
+    from .. import _s3gd_setup as setup
+    from ..datasets import load
+
+    totals = collections.defaultdict(float)
+
+    def timed(label, f):
+        def wrapper(*args, **kwargs):
+            start = time.process_time()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                totals[label] += time.process_time() - start
+        return wrapper
+
+    get_kernel = s3gd.get_kernel
+    patches = [(_estimator, "sklearn_validate", "input checks"), (s3gd, "check_X", "input checks"),
+               (s3gd, "encode_classes", "input checks"), (setup, "row_statistics", "step / tol setup"),
+               (ops, "kmeans", "k-means"), (ops, "snap_to_samples", "snap to samples"),
+               (ops, "anchor_graph", "anchor graph (k-NN)"), (ops, "anchor_accumulate", "G products (Eq. 22)"),
+               (setup.Sampler, "draw", "batch draws"), (s3gd._EarlyStop, "value", "early-stop objective")]
+    saved = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in patches] + [(s3gd, "get_kernel", get_kernel)]
+    X, y, _, _ = load(name, data_dir)
+    X = scipy.sparse.csr_matrix(X) if fmt == "csr" else X
+    S3GDClassifier(**(s3gd_kwargs or {})).fit(X[:300], y[:300])  # compile / load outside the clock
+    try:
+        for owner, attr, label in patches:
+            setattr(owner, attr, timed(label, getattr(owner, attr)))
+        s3gd.get_kernel = lambda op, bk: timed("s3gd loop", get_kernel(op, bk))
+        fit_total, epochs = 0.0, 0.0
+        for seed in range(repeat):
+            start = time.process_time()
+            est = S3GDClassifier(**{"random_state": seed, **(s3gd_kwargs or {})}).fit(X, y)
+            fit_total += time.process_time() - start
+            epochs += est.n_iter_
+    finally:
+        for owner, attr, value in saved:
+            setattr(owner, attr, value)
+    out = {label: total / repeat for label, total in totals.items()}
+    out["fit"] = fit_total / repeat
+    progress(f"{name} {fmt}: fit {1000 * out['fit']:.1f} ms CPU (mean of {repeat}), {epochs / repeat:.2f} epochs; "
+             + ", ".join(f"{k} {1000 * v:.1f}" for k, v in out.items() if k != "fit"))
+    return out
+
+
 def main(argv=None):
     import numba
     from threadpoolctl import threadpool_limits
@@ -170,6 +229,8 @@ def main(argv=None):
     parser.add_argument("--sparse-api", action="store_true",
                         help="only the 20000 x 50000 sparse fit + predict (for /usr/bin/time -v)")
     parser.add_argument("--write-libsvm", metavar="PATH", help="only write that problem as a LIBSVM file")
+    parser.add_argument("--phases", action="store_true",
+                        help="only the CPU time of each phase of one fit (k-means, graph, loop, ...), 15 fits")
     parser.add_argument("--s3gd", nargs="*", default=[], help="key=value settings of S3GDClassifier")
     parser.add_argument("--threads", type=int, default=1,
                         help="BLAS and Numba threads (default 1, as SAGA; 0: the library's default, all cores)")
@@ -180,6 +241,12 @@ def main(argv=None):
         return 0
     if args.threads:
         numba.set_num_threads(args.threads)
+    if args.phases:
+        with threadpool_limits(args.threads or None):
+            for name in args.only.split(","):
+                for fmt in args.formats.split(","):
+                    phases(name, fmt, s3gd_kwargs=kwargs)
+        return 0
     rows = []
     with threadpool_limits(args.threads or None):
         for name in args.only.split(","):

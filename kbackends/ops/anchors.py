@@ -98,10 +98,19 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     sparse = is_sparse(X)
 
-    dense_rows = get_kernel("csr_rows_dense", bk) if sparse else None
+    # One row, dense: a host CSR row scattered from its stored values (no scipy
+    # indexing per centre); a device one densified on X's device.
+    dense_rows = get_kernel("csr_rows_dense", bk) if sparse and bk.name != "cpu" else None
 
-    def row(i):  # one row, dense (a CSR row densified on X's device)
-        return dense_rows(X, bk.asarray(np.asarray([i], dtype=np.int64)), xp=xp)[0] if sparse else X[i, :]
+    def row(i):
+        if not sparse:
+            return X[i, :]
+        if dense_rows is not None:
+            return dense_rows(X, bk.asarray(np.asarray([i], dtype=np.int64)), xp=xp)[0]
+        out = np.zeros(X.shape[1], dtype=X.dtype)
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        out[X.indices[lo:hi]] = X.data[lo:hi]
+        return out
 
     # k-means++ (Arthur & Vassilvitskii 2007): next center drawn with probability ~ D(x)^2.
     sq = (xp.reshape(xp.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype), (-1,)) if sparse

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 
 from algorithms import S3GDClassifier, s3gd
-from algorithms._s3gd_setup import choose_defaults, row_weights
+from algorithms._s3gd_setup import DEFAULT_TOL, choose_defaults, row_weights
 from kbackends import to_numpy
 
 STATS = {"method": "s3gd", "max_sq": 5.0, "mean_sq": 3.0, "nnz_row": 20, "n_features": 20, "n_anchors": 100,
@@ -19,7 +19,7 @@ STATS = {"method": "s3gd", "max_sq": 5.0, "mean_sq": 3.0, "nnz_row": 20, "n_feat
 def test_choose_defaults_follows_the_data_and_keeps_explicit_arguments():
     step, tol, k_in = choose_defaults("auto", "auto", None, **STATS)
     L = 0.25 * (5.0 / 10 + 0.9 * 3.0) + 2e-3
-    assert step == pytest.approx(1 / (2 * L)) and tol == 1e-3 and k_in == 20
+    assert step == pytest.approx(1 / (2 * L)) and tol == DEFAULT_TOL and k_in == 20
     # features 10x larger: squared norms 100x, the step about 100x smaller
     big = choose_defaults("auto", "auto", None, **{**STATS, "max_sq": 500.0, "mean_sq": 300.0})[0]
     assert 90 < step / big < 101

@@ -7,12 +7,16 @@ small), written straight into the outputs: no (n, m) matrix is kept.
 into its own (m, q) buffer, the buffers added at the end (no races, no atomics).
 Below ``_PARALLEL_WORK`` element operations the serial twin runs: on a busy
 2-core machine opening a parallel region costs milliseconds (measured 15 ms
-per call for k-means on 2000 rows).
+per call for k-means on 2000 rows). ``anchor_knn`` counts its work as the
+multiply-adds of the cross products and goes parallel (Numba and BLAS) only from
+``_PARALLEL_KNN`` on (tens of ms of one thread's work): S3GD's k-means and graph on
+w8a or phishing (a few ms each) ran slower with two threads than with one, and
+BLAS is held to one thread below it as well.
 
 Sparse rows (scipy CSR, canonical: the ops convert once) are taken where S3GD
 needs them, never densified whole: in ``anchor_knn`` either side may be CSR (the
 rows against dense anchors: one fused Numba pass, or BLAS on densified chunks of
-at most ``_CHUNK_ELEMENTS`` values when the rows are >= 10 % dense; dense centres
+at most ``_CHUNK_ELEMENTS`` values when the rows are >= 50 % dense; dense centres
 against CSR sample rows: the snap of Eq. 13, scipy's sparse x dense), the squared
 norms come from the stored values (O(nnz)); ``anchor_accumulate`` of CSR rows adds each
 row's nonzeros into a dense (m, q) result (O(nnz k)): the anchors' sums are dense anyway.
@@ -23,21 +27,39 @@ from numba import get_num_threads, njit, prange
 
 _CHUNK_ELEMENTS = 1 << 20  # rows per chunk * anchors: an 8 MB float64 cross-product block
 _PARALLEL_WORK = 1 << 20
+_PARALLEL_KNN = 1 << 26  # multiply-adds of an anchor_knn call from which it uses more than one thread
+_BLAS = []  # a threadpoolctl controller, made on first use (listing the loaded libraries takes ~1 ms)
+
+
+def _one_blas_thread():
+    """A context holding BLAS to one thread (threadpoolctl, one controller per process)."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 # CSR rows at least this dense go through BLAS in densified row chunks (at most
-# _CHUNK_ELEMENTS values at a time): sparse loops lose to a dense product there.
-_DENSE_ENOUGH = 0.1
+# _CHUNK_ELEMENTS values at a time). Below it the fused pass is as fast or faster (one
+# thread: phishing, 44 % dense, 8.6 ms against 11.9 ms for the chunks, whose densifying
+# and slicing cost 3 ms; random CSR of 68 or 300 columns at 10-45 %: 0.4-1.0x the chunks'
+# time); the estimators densify X from 50 % on anyway (algorithms/_validation.py).
+_DENSE_ENOUGH = 0.5
 
 
 @njit(cache=True, inline="always")
 def _select_row(dots, sq_x, sq_a, k, out_idx, out_dist, i, r):
+    # The k nearest so far are kept in order with the k-th distance in a local (``worst``):
+    # most anchors cost one compare; the output row is written on insertion only.
     for t in range(k):
         out_idx[i, t] = -1
         out_dist[i, t] = np.inf
+    worst = np.inf
+    base = sq_x[r]
     for j in range(dots.shape[1]):
-        dist = sq_x[r] + sq_a[j] - 2.0 * dots[r, j]
+        dist = base + sq_a[j] - 2.0 * dots[r, j]
         if dist < 0.0:
             dist = 0.0
-        if dist < out_dist[i, k - 1]:
+        if dist < worst:
             pos = k - 1
             while pos > 0 and dist < out_dist[i, pos - 1]:  # strict: ties keep the lower index
                 out_dist[i, pos] = out_dist[i, pos - 1]
@@ -45,6 +67,7 @@ def _select_row(dots, sq_x, sq_a, k, out_idx, out_dist, i, r):
                 pos -= 1
             out_dist[i, pos] = dist
             out_idx[i, pos] = j
+            worst = out_dist[i, k - 1]
 
 
 @njit(parallel=True, cache=True)
@@ -121,10 +144,23 @@ def anchor_knn(X, anchors, *, xp, k):
     if _is_csr(X) and not _is_csr(anchors) and X.nnz < _DENSE_ENOUGH * n * X.shape[1]:
         # CSR rows against dense anchors, fused: per row, its nonzeros times the rows of
         # anchors^T (d, m) into one m-vector, then the k smallest; no chunk buffer.
-        knn = _knn_csr_parallel if X.nnz * m > _PARALLEL_WORK else _knn_csr_serial
+        knn = _knn_csr_parallel if X.nnz * m >= _PARALLEL_KNN else _knn_csr_serial
         knn(X.data, X.indices, X.indptr, np.ascontiguousarray(anchors.T), squared_norms(X), sq_a, k, out_idx,
             out_dist, min(n, 4 * get_num_threads()))
         return out_idx, out_dist
+    stored = X.nnz if _is_csr(X) else n * X.shape[1]
+    if stored * m < _PARALLEL_KNN:  # a few ms of work: one thread (BLAS and the selection)
+        with _one_blas_thread():
+            _knn_chunks(X, anchors, k, out_idx, out_dist, sq_a, parallel=False)
+    else:
+        _knn_chunks(X, anchors, k, out_idx, out_dist, sq_a, parallel=True)
+    return out_idx, out_dist
+
+
+def _knn_chunks(X, anchors, k, out_idx, out_dist, sq_a, parallel):
+    """``anchor_knn`` by row chunks: the cross products by BLAS (scipy for CSR
+    anchors), then the k smallest per row."""
+    n, m = X.shape[0], anchors.shape[0]
     sq_x = squared_norms(X)  # once for all chunks (O(nnz) for CSR rows)
     step = max(1, _CHUNK_ELEMENTS // max(1, m, X.shape[1] if _is_csr(X) else 1))
     for start in range(0, n, step):
@@ -132,9 +168,8 @@ def anchor_knn(X, anchors, *, xp, k):
         Xc = X[start:stop]
         if _is_csr(Xc) and not _is_csr(anchors):  # dense enough: a chunk of rows densified, BLAS
             Xc = Xc.toarray()
-        select = _select_parallel if (stop - start) * m > _PARALLEL_WORK else _select_serial
+        select = _select_parallel if parallel and (stop - start) * m > _PARALLEL_WORK else _select_serial
         select(_cross(Xc, anchors), sq_x[start:stop], sq_a, k, out_idx, out_dist, start)
-    return out_idx, out_dist
 
 
 @njit(parallel=True, cache=True)
