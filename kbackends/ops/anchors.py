@@ -100,12 +100,12 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
 
     # One row, dense: a host CSR row scattered from its stored values (no scipy
     # indexing per centre); a device one densified on X's device.
-    dense_rows = get_kernel("csr_rows_dense", bk) if sparse and bk.name != "cpu" else None
+    dense_rows = get_kernel("csr_rows_dense", bk) if sparse else None
 
     def row(i):
         if not sparse:
             return X[i, :]
-        if dense_rows is not None:
+        if bk.name != "cpu":
             return dense_rows(X, bk.asarray(np.asarray([i], dtype=np.int64)), xp=xp)[0]
         out = np.zeros(X.shape[1], dtype=X.dtype)
         lo, hi = X.indptr[i], X.indptr[i + 1]
