@@ -69,6 +69,7 @@ from ._params import (
     REQUIRED, Param, ParamTable, boolean, common, common_tail, either, integer, none, options, real,
 )
 from ._validation import (
+    as_compute_dtype,
     check_gamma,
     check_X,
     encode_classes,
@@ -81,6 +82,8 @@ KERNELS = RESPONSE_KERNELS  # the response kernels' table (kbackends.ops)
 # Renormalise the stored (unscaled) coefficients when the scale factor falls below
 # this, so they never overflow; rare (each projection shrinks s by 1 / ||w||).
 _RENORMALISE_BELOW = 1e-6
+# The returned model averages the iterates after the first (1 - _AVERAGE_TAIL) of the run (1.0: all, Algorithm 1).
+_AVERAGE_TAIL = 1.0
 
 # The hyper-parameters of fit and SBPClassifier (and the command line), once.
 PARAMS = ParamTable(
@@ -177,7 +180,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
     """
     bk = resolve(backend, for_resolve(X), y)
     xp = bk.xp
-    X = check_X(X, bk, dtype, accept_sparse=True)
+    X = as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     n = X.shape[0]
     classes, y_index = encode_classes(y, bk)
     if y_index.shape[0] != n:
@@ -316,6 +319,8 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
     sparse_extra = {"sq_norms": squared_norms(X, xp).astype(X.dtype)} if is_sparse(X) else {}
     start = time.perf_counter()
     t_done = 0
+    t_skip = n_iter - max(1, math.ceil(_AVERAGE_TAIL * n_iter))  # iterates 1..t_skip are not averaged
+    C_skip = None
     bar = progress_bar(verbose, n_iter, "sbp")
     with sync_free():
         for t in range(1, n_iter + 1):
@@ -383,6 +388,8 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
             r2 = xp.where(over, xp.ones_like(r2), r2)
             s_log[t - 1, :] = s
             C_bar = C_bar + s[:, None] * xp.astype(C, f64)
+            if t == t_skip:
+                C_skip = C_bar  # the sum of the iterates left out of the average (C_bar is never updated in place)
             # Renormalise (all classes) when a scale factor gets small; the host replays it on a, B.
             renormalise = xp.any(s < _RENORMALISE_BELOW)
             if not on_host or bool(renormalise):
@@ -401,15 +408,18 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
 
     if bar is not None:
         bar.close()
+    skip = t_skip if C_skip is not None and t_done > t_skip else 0  # a run stopped early: all its iterates
     alpha_bar = replay(to_numpy(idx_log)[:t_done], to_numpy(s_log)[:t_done], n, eta0, batch_size,
-                       _RENORMALISE_BELOW)
+                       _RENORMALISE_BELOW, skip=skip)
+    if skip:
+        C_bar = C_bar - C_skip
     levels = np.empty(n_out)
     biases = np.zeros(n_out)
     for k in range(n_out):
-        cb = xp.astype(C_bar[k, :] / t_done, X.dtype)
+        cb = C_bar[k, :] / (t_done - skip)  # float64: the averaged model's level and bias in full precision
         w = None if weights is None else W
         if bias:
-            g, b = ops.water_level_biased(cb, Y[k, :], volume, weights=w, check_finite=False)
+            g, b = ops.water_level_biased(cb, Y64[k, :], volume, weights=w, check_finite=False)
             levels[k], biases[k] = float(g), float(b)
         else:
             levels[k] = float(ops.water_level(cb, volume, weights=w, check_finite=False))
