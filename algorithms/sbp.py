@@ -154,7 +154,16 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
         Points drawn from under the water per iteration (1: Algorithm 1).
     random_state : None, int or numpy Generator
     backend : "auto", "cpu", "cuda" or a Backend
-    dtype : float dtype, optional
+    dtype : {"float32", "float64"} or None
+        Compute dtype; default float32 whatever X's dtype (the library's policy,
+        :func:`algorithms._validation.as_compute_dtype`): float64 input gives the
+        float32 input's model, bit for bit. The responses, kernel rows and water
+        levels of the loop run in it; the scale factors, ``||w||^2``, the averaged
+        responses and coefficients and the returned model's level stay float64.
+        Data whose squared distances would overflow float32 (``4 max|x|^2 d``
+        over its max) stay float64 with a warning. "float64": full precision
+        (a9a: about 1.2x the time, the same error within SBP's seed spread,
+        docs/benchmarks.md "SBP: one dtype policy and the seed spread").
     callback : callable, optional
         Called after each iteration with a dict (iteration, gamma, norm, n_under,
         elapsed_s); returning True stops the run.
