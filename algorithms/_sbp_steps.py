@@ -48,7 +48,7 @@ def block_response(X, rows, coef, pattern, xp, kernel, gamma, chunk_elements=1 <
     return kernel_expansion(X, Srows, W, kernel=kernel, gamma=gamma, xp=xp, chunk_elements=chunk_elements).T
 
 
-def replay(idx_log, s_log, n, eta0, batch_size, renormalise_below, skip=0):
+def replay(idx_log, s_log, n, eta0, batch_size, renormalise_below):
     """The averaged coefficients ``alpha_bar`` (K, n) from the loop's log, on the host.
 
     Iteration t added ``raw_step = (eta_t / batch_size) / s`` (s at its start) to the
@@ -57,8 +57,7 @@ def replay(idx_log, s_log, n, eta0, batch_size, renormalise_below, skip=0):
     ``s_log[t - 1]`` and ``S`` grew by it; a renormalisation (any ``s`` below the
     threshold) flushed ``S a - B`` and rescaled ``a``. ``sum_t alpha_t = S a - B``
     plus what was flushed: the same float64 operations in the same order as the
-    host bookkeeping inside the loop did before. ``skip``: the average leaves out
-    iterates 1..skip (their sum, taken after iteration ``skip``, is subtracted).
+    host bookkeeping inside the loop did before.
     """
     n_done, n_out, _ = idx_log.shape
     rows_k = np.repeat(np.arange(n_out), batch_size)
@@ -67,7 +66,6 @@ def replay(idx_log, s_log, n, eta0, batch_size, renormalise_below, skip=0):
     flushed = np.zeros((n_out, n))
     S = np.zeros(n_out)
     s = np.ones(n_out)
-    left_out = 0.0
     for t in range(1, n_done + 1):
         eta = eta0 / math.sqrt(t)
         raw_step = (eta / batch_size) / s
@@ -82,6 +80,4 @@ def replay(idx_log, s_log, n, eta0, batch_size, renormalise_below, skip=0):
             B[:] = 0.0
             S[:] = 0.0
             s = np.ones(n_out)
-        if t == skip:
-            left_out = flushed + S[:, None] * a - B
-    return (flushed + S[:, None] * a - B - left_out) / (n_done - skip)
+    return (flushed + S[:, None] * a - B) / n_done

@@ -82,8 +82,6 @@ KERNELS = RESPONSE_KERNELS  # the response kernels' table (kbackends.ops)
 # Renormalise the stored (unscaled) coefficients when the scale factor falls below
 # this, so they never overflow; rare (each projection shrinks s by 1 / ||w||).
 _RENORMALISE_BELOW = 1e-6
-# The returned model averages the iterates after the first (1 - _AVERAGE_TAIL) of the run (1.0: all, Algorithm 1).
-_AVERAGE_TAIL = 1.0
 
 # The hyper-parameters of fit and SBPClassifier (and the command line), once.
 PARAMS = ParamTable(
@@ -328,8 +326,6 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
     sparse_extra = {"sq_norms": squared_norms(X, xp).astype(X.dtype)} if is_sparse(X) else {}
     start = time.perf_counter()
     t_done = 0
-    t_skip = n_iter - max(1, math.ceil(_AVERAGE_TAIL * n_iter))  # iterates 1..t_skip are not averaged
-    C_skip = None
     bar = progress_bar(verbose, n_iter, "sbp")
     with sync_free():
         for t in range(1, n_iter + 1):
@@ -397,8 +393,6 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
             r2 = xp.where(over, xp.ones_like(r2), r2)
             s_log[t - 1, :] = s
             C_bar = C_bar + s[:, None] * xp.astype(C, f64)
-            if t == t_skip:
-                C_skip = C_bar  # the sum of the iterates left out of the average (C_bar is never updated in place)
             # Renormalise (all classes) when a scale factor gets small; the host replays it on a, B.
             renormalise = xp.any(s < _RENORMALISE_BELOW)
             if not on_host or bool(renormalise):
@@ -417,15 +411,12 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
 
     if bar is not None:
         bar.close()
-    skip = t_skip if C_skip is not None and t_done > t_skip else 0  # a run stopped early: all its iterates
     alpha_bar = replay(to_numpy(idx_log)[:t_done], to_numpy(s_log)[:t_done], n, eta0, batch_size,
-                       _RENORMALISE_BELOW, skip=skip)
-    if skip:
-        C_bar = C_bar - C_skip
+                       _RENORMALISE_BELOW)
     levels = np.empty(n_out)
     biases = np.zeros(n_out)
     for k in range(n_out):
-        cb = C_bar[k, :] / (t_done - skip)  # float64: the averaged model's level and bias in full precision
+        cb = C_bar[k, :] / t_done  # float64: the averaged model's level and bias in full precision
         w = None if weights is None else W
         if bias:
             g, b = ops.water_level_biased(cb, Y64[k, :], volume, weights=w, check_finite=False)
