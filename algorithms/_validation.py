@@ -389,7 +389,8 @@ def as_compute_dtype(X, bk, dtype):
         a = xp.abs(X)
         largest = float(xp.max(a))
         smallest = float(xp.min(xp.where(a > 0, a, xp.full_like(a, _FLOAT32_RANGE[1]))))
-    if largest > _FLOAT32_RANGE[1] or smallest < _FLOAT32_RANGE[0] or 4.0 * largest * largest * X.shape[1] >= _FLOAT32_MAX:
+    squares = 4.0 * largest * largest * X.shape[1]  # a bound on the squared distances (host float64)
+    if largest > _FLOAT32_RANGE[1] or smallest < _FLOAT32_RANGE[0] or squares >= _FLOAT32_MAX:
         import warnings
 
         msg = (f"`X`'s magnitudes ({smallest:.3g} to {largest:.3g} over {X.shape[1]} features) overflow or flush "
