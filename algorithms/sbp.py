@@ -235,8 +235,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
         "n_support": int(support.size), "n_outputs": n_out,
     }
     check_finite_fit({"coefficients": coef, "intercept": intercept}, X, xp, algorithm="SBP",
-                     hint=("the squared distances of `X` overflow float32: pass `dtype='float64'`"
-                           if X.dtype == xp.float32 else "lower `gamma`"))
+                     hint="lower `gamma`" + (", or pass `dtype='float64'`" if X.dtype == xp.float32 else ""))
     X_dtype = "float32" if X.dtype == xp.float32 else "float64"
     return KernelExpansionModel(
         algorithm="sbp",
