@@ -80,6 +80,14 @@ def _fit_kwargs(args):
     # 'auto' on the command line is the table's None where None means "chosen from the data"
     given = {name: None if value == "auto" and row.params[name].default is None else value
              for name, value in given.items()}
+    for name, value in given.items():  # the table's own check, before the data are read
+        try:
+            row.params[name].constraint.check(name, value)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"--{name.replace('_', '-')}: {exc}") from None
+    if given.get("probability") and given.get("loss", row.params["loss"].default if "loss" in row.params else
+                                               None) == "squared":
+        raise UsageError("--probability needs a classifier: --loss squared is regression")
     own = {"unlabeled_label": ("tsgs3vm", "tsgsu"), "similar_label": ("tsgsu",),
            "positive_class": ("tsgsu",), "negative_class": ("tsgsu",)}
     for name, takers in own.items():
@@ -227,8 +235,14 @@ def cmd_train(args):
     positional, labelled, classes = _training_data(row, data, args)
     kwargs["verbose"] = 0 if args.quiet else 1  # the fits' own bar (algorithms._progress), on stderr
     start = time.perf_counter()
+    probability = kwargs.pop("probability", False)
     try:
-        model = row.fit(*positional, **kwargs)
+        if probability:  # as the estimators' probability=True: fit on 90%, Platt's sigmoid on the rest
+            from algorithms._calibration import fit_calibrated
+
+            model = fit_calibrated(lambda X, y, _rows, **params: row.fit(X, y, **params), *positional, kwargs)
+        else:
+            model = row.fit(*positional, **kwargs)
     except (ValueError, TypeError) as exc:
         # the fit's own parameter checks name the parameter first ("`lam` must be > 0"):
         # that is an option the user gave, so a usage error; anything else is about the data
@@ -281,6 +295,9 @@ def cmd_predict(args):
     check_output_path(args.output, "output file")
     model = load(args.model, backend="cpu" if args.backend == "auto" else args.backend)
     row = for_model(model.algorithm)
+    if args.proba and not getattr(model, "has_proba", False):
+        raise UsageError(f"--proba: the model {args.model!r} has no probabilities (train it with --probability, "
+                         "or --loss logistic)")
     n_features = model.n_features_in if args.format != "csv" else None
     data = _datafile.read(args.data, args.format, label_column=args.label_column, has_labels=not args.no_labels,
                           header=args.header, n_features=n_features)
@@ -292,12 +309,22 @@ def cmd_predict(args):
                                   f"{args.model!r} expects {model.n_features_in}")
     start = time.perf_counter()
     keep = getattr(model, "accepts_sparse", False)
-    parts = [_host(row.predict(model, _dense(data.X[i : i + PREDICT_CHUNK_ROWS], keep), backend=args.backend))
-             for i in range(0, data.n_rows, PREDICT_CHUNK_ROWS)]
-    pred = np.concatenate(parts)
+    preds, probas = [], []
+    for i in range(0, data.n_rows, PREDICT_CHUNK_ROWS):  # one chunk densified at a time, where it must be
+        X = _dense(data.X[i : i + PREDICT_CHUNK_ROWS], keep)
+        preds.append(_host(row.predict(model, X, backend=args.backend)))
+        if args.proba:
+            probas.append(_host(model.predict_proba(X, backend=args.backend)))
+    pred = np.concatenate(preds)
+    proba = np.concatenate(probas) if args.proba else None
     seconds = time.perf_counter() - start
     regression = getattr(model, "task", None) == "regression"
-    write_lines(args.output, [f"{v:.8g}" for v in pred.tolist()] if regression else _datafile.format_labels(pred))
+    lines = [f"{v:.8g}" for v in pred.tolist()] if regression else _datafile.format_labels(pred)
+    if proba is not None:  # LIBSVM's svm-predict -b 1 layout: a header of the classes, then label and probabilities
+        header = "labels " + " ".join(_datafile.format_labels(np.asarray(model.classes)))
+        lines = [header] + [label + " " + " ".join(f"{p:.6g}" for p in row_p)
+                            for label, row_p in zip(lines, proba.tolist())]
+    write_lines(args.output, lines)
     report = sys.stderr if str(args.output) == "-" else sys.stdout
     where = "standard output" if str(args.output) == "-" else args.output
     print(f"predicted {len(pred)} rows in {seconds:.2f} s, written to {where}", file=report)
@@ -410,6 +437,10 @@ def build_parser():
     pred.add_argument("output", nargs="?", default="predictions.txt",
                       help="where to write one prediction per line (default predictions.txt; - for standard output)")
     pred.add_argument("--no-labels", action="store_true", help="CSV without a label column")
+    pred.add_argument("--proba", action="store_true",
+                      help="also write the class probabilities (a model trained with --probability or --loss "
+                           "logistic): a first line 'labels' and the classes, then per row the predicted label and "
+                           "one probability per class in that order (LIBSVM's svm-predict -b 1 layout)")
     data_options(pred)
     pred.set_defaults(func=cmd_predict)
 

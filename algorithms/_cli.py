@@ -77,6 +77,27 @@ def _budget(text):
     return "sqrt" if text == "sqrt" else positive_int(text)
 
 
+def _auto_bool(text):
+    """'auto', or a yes / no word: True / False (the tables' options("auto", True, False))."""
+    word = text.lower()
+    if word == "auto":
+        return "auto"
+    if word in ("true", "yes", "on", "1"):
+        return True
+    if word in ("false", "no", "off", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"must be 'auto', 'true' or 'false', got {text!r}")
+
+
+def _tol(text):
+    """A number >= 0, 'auto' or 'none' (never stop: the table's None); which of them an
+    algorithm takes is its table's business (checked before the data are read)."""
+    word = text.lower()
+    if word in ("auto", "none"):
+        return None if word == "none" else "auto"
+    return _nonneg_float(text)
+
+
 def _class_weight(text):
     if text not in ("balanced", "none"):
         raise argparse.ArgumentTypeError(f"must be 'balanced' or 'none', got {text!r}")
@@ -106,6 +127,12 @@ OPTIONS = {
     "precondition": (_precondition, "RIDGE", "a relative ridge > 0, or 'none' (also 0) for the papers' plain "
                                              "gradient steps"),
     "average": ("bool", None, ""),
+    "early_stopping": (_auto_bool, "WHEN", "'auto', 'true' or 'false'"),
+    "validation_fraction": (_open_unit, "FRACTION", ""),
+    "n_iter_no_change": (positive_int, "N", ""),
+    "tol": (_tol, "TOL", "a number >= 0; s3gd: the relative decrease of the training objective per epoch "
+                         "below which it stops, also 'auto' or 'none' (never stop early)"),
+    "probability": ("bool", None, "the model file keeps the sigmoid: predict --proba writes probabilities"),
     "C": (_positive_float, "C", ""),
     "C_star": (_nonneg_float, "C_STAR", "auto: C * labelled / unlabelled"),
     "unlabeled_loss": ("choice", "LOSS", ""),

@@ -404,7 +404,8 @@ def _common():
         Param("random_state", None, RANDOM_STATE,
               "seed of the random features and samples (same seed, same model on every backend)"),
         Param("backend", "auto", BACKEND, "'auto' (the inputs' namespace), 'cpu', 'cuda' or a Backend"),
-        Param("dtype", None, DTYPE, "compute dtype; default keeps float32 / float64 inputs"),
+        Param("dtype", None, DTYPE, "compute dtype; default float32 whatever the input (S3GD: the input's), "
+              "float64 where float32 would overflow; 'float64': full precision"),
         Param("callback", None, callable_or_none(),
               "called after every iteration with a dict; returning True stops", estimator=False),
         Param("verbose", 0, integer(0),

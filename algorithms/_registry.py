@@ -79,8 +79,15 @@ class Algorithm:
 
     @property
     def params(self):
-        """The module's parameter table (:class:`algorithms._params.ParamTable`)."""
-        return self.load_module().PARAMS
+        """The module's parameter table (:class:`algorithms._params.ParamTable`), with the
+        estimators' ``probability`` where the row offers it (the command line then
+        calibrates as the estimators do: :func:`algorithms._calibration.fit_calibrated`)."""
+        table = self.load_module().PARAMS
+        if "probability" in self.options:
+            from ._calibration import with_probability
+
+            table = with_probability(table)
+        return table
 
     def defaults(self):
         """``{option: default}`` of this row's options: the table's default, or its
@@ -98,7 +105,8 @@ class Algorithm:
 
 
 _RFF = ("kernel", "gamma", "n_iter", "batch_size", "block_size", "step", "precondition")
-_DSG = ("loss", "lam", *_RFF, "average")
+_DSG = ("loss", "lam", *_RFF, "average", "early_stopping", "validation_fraction", "n_iter_no_change", "tol",
+        "probability")
 
 ALGORITHMS = {
     row.name: row
@@ -121,11 +129,11 @@ ALGORITHMS = {
                   options=("prior", "loss", "correction", "lam", *_RFF, "average")),
         Algorithm("sbp", "algorithms.sbp", "KernelExpansionModel", "supervised",
                   "kernel SVM by the stochastic batch perceptron",
-                  options=("nu", "kernel", "gamma", "bias", "n_iter", "batch_size")),
+                  options=("nu", "kernel", "gamma", "bias", "n_iter", "batch_size", "probability")),
         Algorithm("s3gd", "algorithms.s3gd", "LinearModel", "supervised",
                   "linear classifier by S3GD (--method sgd / svrg: the baselines on the same loop)",
                   options=("loss", "penalty", "lam", "l1_ratio", "n_anchors", "k_nearest", "step", "inner_iter",
-                           "batch_size", "max_epochs", "max_time", "class_weight", "method"),
+                           "batch_size", "max_epochs", "max_time", "tol", "class_weight", "method"),
                   model_names=("s3gd", "sgd", "svrg")),
     )
 }

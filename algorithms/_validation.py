@@ -361,18 +361,24 @@ def check_prior(prior, name="prior"):
 
 
 _FLOAT32_RANGE = (1e-30, 1e30)  # |X| (non-zero) well inside float32's normal range
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def as_compute_dtype(X, bk, dtype):
     """``X`` (validated, float32 or float64) in the dtype the engine computes in:
     ``dtype`` if given (``X`` already is), else float32 whatever the input's dtype
-    (float64 from load_svmlight_file, pandas or NumPy too), unless its non-zero
-    magnitudes leave [1e-30, 1e30], where float32 would overflow or flush them.
+    (float64 from load_svmlight_file, pandas or NumPy too), unless float32 cannot
+    hold the data's arithmetic: non-zero magnitudes outside [1e-30, 1e30] (overflow
+    or flush to zero), or squared distances (up to ``4 max|x|^2 d``) over float32's
+    max. Those stay float64 with a ``UserWarning`` that says so (pass
+    ``dtype="float64"`` to choose it and silence the warning).
 
     The random features in float32 lose nothing measurable (feature error ~2e-7
     against a Monte-Carlo error of 1/sqrt(M)) and run 2-2.5x faster than in
-    float64 (twice the SIMD lanes); ``dtype="float64"`` is for users who need
-    full float64. docs/architecture.md, "dtype policy".
+    float64 (twice the SIMD lanes); SBP's responses and water levels in float32
+    give the same error as float64 within its seed spread (docs/benchmarks.md,
+    "SBP: one dtype policy and the seed spread"); ``dtype="float64"`` is for
+    users who need full float64. docs/architecture.md, "dtype policy".
     """
     xp = bk.xp
     if dtype is not None or X.dtype == xp.float32:
@@ -380,12 +386,18 @@ def as_compute_dtype(X, bk, dtype):
     if _is_sparse(X):  # the same rule on the stored values: O(nnz)
         a = np.abs(X.data)
         a = a[a > 0]
-        if a.size and (float(a.max()) > _FLOAT32_RANGE[1] or float(a.min()) < _FLOAT32_RANGE[0]):
-            return X
-        return X.astype(np.float32)
-    a = xp.abs(X)
-    largest = float(xp.max(a))
-    smallest = float(xp.min(xp.where(a > 0, a, xp.full_like(a, _FLOAT32_RANGE[1]))))
-    if largest > _FLOAT32_RANGE[1] or smallest < _FLOAT32_RANGE[0]:
+        largest, smallest = (float(a.max()), float(a.min())) if a.size else (0.0, 1.0)
+    else:
+        a = xp.abs(X)
+        largest = float(xp.max(a))
+        smallest = float(xp.min(xp.where(a > 0, a, xp.full_like(a, _FLOAT32_RANGE[1]))))
+    squares = 4.0 * largest * largest * X.shape[1]  # a bound on the squared distances (host float64)
+    if largest > _FLOAT32_RANGE[1] or smallest < _FLOAT32_RANGE[0] or squares >= _FLOAT32_MAX:
+        import warnings
+
+        msg = (f"`X`'s magnitudes ({smallest:.3g} to {largest:.3g} over {X.shape[1]} features) overflow or flush "
+               "float32's arithmetic: computing in float64 (pass dtype='float64' to choose it and silence this "
+               "warning, or standardise the features for the float32 path's speed)")
+        warnings.warn(msg, UserWarning, stacklevel=3)
         return X
-    return xp.astype(X, xp.float32)
+    return X.astype(np.float32) if _is_sparse(X) else xp.astype(X, xp.float32)

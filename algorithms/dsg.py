@@ -226,7 +226,9 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
     result = _engine.run(sources[:1], bk, settings, X.dtype)
     params = {
         "loss": loss, "variant": variant, "lam": lam, "n_iter": plan.n_iter, "batch_size": plan.batch_size,
-        "early_stopping": plan.early_stopping, "step": step, "schedule": schedule, "precondition": precondition,
+        "early_stopping": plan.early_stopping, "validation_fraction": validation_fraction,
+        "n_iter_no_change": n_iter_no_change, "tol": tol, "step": step, "schedule": schedule,
+        "precondition": precondition,
         "average": bool(average), "udsg_pattern": list(udsg_pattern), "fit_intercept": bool(fit_intercept),
     }
     return RFFModel.from_engine(

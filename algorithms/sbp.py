@@ -69,6 +69,7 @@ from ._params import (
     REQUIRED, Param, ParamTable, boolean, common, common_tail, either, integer, none, options, real,
 )
 from ._validation import (
+    as_compute_dtype,
     check_gamma,
     check_X,
     encode_classes,
@@ -151,7 +152,16 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
         Points drawn from under the water per iteration (1: Algorithm 1).
     random_state : None, int or numpy Generator
     backend : "auto", "cpu", "cuda" or a Backend
-    dtype : float dtype, optional
+    dtype : {"float32", "float64"} or None
+        Compute dtype; default float32 whatever X's dtype (the library's policy,
+        :func:`algorithms._validation.as_compute_dtype`): float64 input gives the
+        float32 input's model, bit for bit. The responses, kernel rows and water
+        levels of the loop run in it; the scale factors, ``||w||^2``, the averaged
+        responses and coefficients and the returned model's level stay float64.
+        Data whose squared distances would overflow float32 (``4 max|x|^2 d``
+        over its max) stay float64 with a warning. "float64": full precision
+        (a9a: about 1.2x the time, the same error within SBP's seed spread,
+        docs/benchmarks.md "SBP: one dtype policy and the seed spread").
     callback : callable, optional
         Called after each iteration with a dict (iteration, gamma, norm, n_under,
         elapsed_s); returning True stops the run.
@@ -177,7 +187,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
     """
     bk = resolve(backend, for_resolve(X), y)
     xp = bk.xp
-    X = check_X(X, bk, dtype, accept_sparse=True)
+    X = as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     n = X.shape[0]
     classes, y_index = encode_classes(y, bk)
     if y_index.shape[0] != n:
@@ -225,8 +235,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
         "n_support": int(support.size), "n_outputs": n_out,
     }
     check_finite_fit({"coefficients": coef, "intercept": intercept}, X, xp, algorithm="SBP",
-                     hint=("the squared distances of `X` overflow float32: pass `dtype='float64'`"
-                           if X.dtype == xp.float32 else "lower `gamma`"))
+                     hint="lower `gamma`" + (", or pass `dtype='float64'`" if X.dtype == xp.float32 else ""))
     X_dtype = "float32" if X.dtype == xp.float32 else "float64"
     return KernelExpansionModel(
         algorithm="sbp",
@@ -407,10 +416,10 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
     levels = np.empty(n_out)
     biases = np.zeros(n_out)
     for k in range(n_out):
-        cb = xp.astype(C_bar[k, :] / t_done, X.dtype)
+        cb = C_bar[k, :] / t_done  # float64: the averaged model's level and bias in full precision
         w = None if weights is None else W
         if bias:
-            g, b = ops.water_level_biased(cb, Y[k, :], volume, weights=w, check_finite=False)
+            g, b = ops.water_level_biased(cb, Y64[k, :], volume, weights=w, check_finite=False)
             levels[k], biases[k] = float(g), float(b)
         else:
             levels[k] = float(ops.water_level(cb, volume, weights=w, check_finite=False))

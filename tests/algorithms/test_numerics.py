@@ -136,5 +136,6 @@ def test_engine_computes_in_float32_by_default(circles):
 def test_engine_keeps_float64_outside_float32_range(circles):
     X, y = circles
     args = {"gamma": 1e-70, "n_iter": 2, "batch_size": 128, "block_size": 16, "random_state": 0}
-    assert dsg.fit(X * 1e35, y, **args).dtype == "float64"
+    with pytest.warns(UserWarning, match="computing in float64"):
+        assert dsg.fit(X * 1e35, y, **args).dtype == "float64"
     assert dsg.fit(X, y, **{**args, "gamma": 1.0}).dtype == "float32"

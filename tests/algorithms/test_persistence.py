@@ -29,7 +29,7 @@ FAST = {"n_iter": 3, "batch_size": 32, "block_size": 8, "random_state": 0}
 
 def _fit(kind, X, y):
     """One fitted model of each of the six kinds the library writes, in X's dtype (the
-    engine's fits compute in float32 by default: asked for X's dtype here)."""
+    engine's fits and SBP compute in float32 by default: asked for X's dtype here)."""
     FAST_RFF = {**FAST, "dtype": X.dtype.name}
     if kind == "dsg_classifier":
         return dsg.fit(X, y, **FAST_RFF)
@@ -42,7 +42,7 @@ def _fit(kind, X, y):
         # the command line names tsgsu's classes after the user's labels
         return model if y is None else _with_classes(model, np.unique(y))
     if kind == "sbp":
-        return sbp.fit(X, y, nu=0.05, n_iter=40, random_state=0)
+        return sbp.fit(X, y, nu=0.05, n_iter=40, random_state=0, dtype=X.dtype.name)
     return s3gd.fit(X, y, max_epochs=1.0, random_state=0)
 
 

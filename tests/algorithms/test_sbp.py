@@ -65,7 +65,7 @@ def test_matches_algorithm_1_written_out(bias, batch_size):
     assert result["levels"][0] == pytest.approx(level, rel=1e-9)
     assert result["biases"][0] == pytest.approx(b, rel=1e-9, abs=1e-12)
     # the model: coef = alpha_bar * y / gamma over the support, intercept = b / gamma
-    model = sbp.fit(X, np.where(y > 0, 1, 0), kernel="rbf", random_state=seed, **args)
+    model = sbp.fit(X, np.where(y > 0, 1, 0), kernel="rbf", random_state=seed, dtype="float64", **args)
     support = np.flatnonzero(alpha_bar)
     np.testing.assert_allclose(model.coef[:, 0], alpha_bar[support] * y[support] / level, rtol=1e-8)
     assert float(model.intercept[0]) == pytest.approx(b / level, rel=1e-8, abs=1e-12)
@@ -138,6 +138,35 @@ def test_same_seed_same_model_and_callback_stops(cancer):
     seen = []
     c = sbp.fit(X, y, nu=0.05, n_iter=50, random_state=4, callback=lambda info: seen.append(info) or len(seen) == 7)
     assert c.params["n_iter_done"] == 7 and seen[-1]["iteration"] == 7 and seen[-1]["norm"][0] <= 1 + 1e-12
+
+
+def test_float64_input_computes_on_the_float32_path(cancer):
+    """One dtype policy (as DSG): float64 input (dense or CSR) gives the float32 input's
+    model bit for bit; dtype="float64" keeps full precision."""
+    import scipy.sparse as sp
+
+    X, y = cancer
+    args = {"nu": 0.05, "n_iter": 200, "random_state": 3}
+    from64, from32 = sbp.fit(X.astype(np.float64), y, **args), sbp.fit(X.astype(np.float32), y, **args)
+    assert from64.dtype == from32.dtype == "float32"
+    for name in ("coef", "intercept", "support_vectors"):
+        np.testing.assert_array_equal(getattr(from64, name), getattr(from32, name))
+    np.testing.assert_array_equal(sbp.predict(from64, X), sbp.predict(from32, X.astype(np.float32)))
+    full = sbp.fit(X, y, dtype="float64", **args)
+    assert full.dtype == "float64" and full.coef.dtype == np.float64
+    Xs = sp.csr_matrix(np.where(np.abs(X) < 1.0, 0.0, X))  # stays sparse
+    a, b = sbp.fit(Xs, y, **args), sbp.fit(Xs.astype(np.float32), y, **args)
+    assert a.dtype == "float32"
+    np.testing.assert_array_equal(a.coef, b.coef)
+
+
+def test_float32_overflow_keeps_float64_with_a_warning(cancer):
+    """Squared distances of |x| ~ 1e18 overflow float32: the fit stays in float64 and says so."""
+    X, y = cancer
+    with pytest.warns(UserWarning, match=r"computing in float64 \(pass dtype='float64'"):
+        model = sbp.fit(X * 1e18, y, nu=0.05, gamma=1e-37, n_iter=100, random_state=0)
+    assert model.dtype == "float64" and np.all(np.isfinite(model.coef))
+    assert (sbp.predict(model, X * 1e18) == y).mean() > 0.9
 
 
 def test_model_save_load_and_backends(tmp_path, cancer, backend):
