@@ -34,7 +34,6 @@ import re
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -100,47 +99,6 @@ def _fit_kwargs(args):
     if args.dtype is not None:
         kwargs["dtype"] = args.dtype
     return row, kwargs
-
-
-def check_output_path(path, what):
-    """Fail now, before any training, if ``path`` cannot be written: a directory, a
-    missing or read-only directory. ``-`` (standard output) and existing special
-    files (``/dev/stdout``) are fine."""
-    if str(path) == "-":
-        return
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{what} {str(path)!r} is a directory")
-    if path.exists() and not path.is_file():
-        return  # a device or a pipe: written directly
-    parent = path.parent
-    if not parent.is_dir():
-        raise FileNotFoundError(f"{what} {str(path)!r}: directory {str(parent)!r} does not exist")
-    probe = parent / f".{path.name}.{os.getpid()}.probe"
-    try:
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise PermissionError
-        probe.touch()
-        probe.unlink()
-    except OSError:
-        raise PermissionError(f"{what} {str(path)!r}: directory {str(parent)!r} is not writable") from None
-
-
-def write_lines(path, lines):
-    """Write lines to ``path``: atomically for a regular file, directly for ``-`` or a device."""
-    from algorithms._persistence import atomic_write
-
-    text = "".join(line + "\n" for line in lines)
-    if str(path) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    path = Path(path)
-    if path.exists() and not path.is_file():
-        with open(path, "w") as fh:
-            fh.write(text)
-        return
-    atomic_write(path, lambda fh: fh.write(text.encode()))
 
 
 # Fits that take scipy.sparse rows, on every backend with sparse kernels (moved to the
@@ -228,7 +186,7 @@ def _training_data(row, data, args):
 
 def cmd_train(args):
     row, kwargs = _fit_kwargs(args)
-    check_output_path(args.model, "model file")
+    _datafile.check_output_path(args.model, "model file")
     data = _datafile.read(args.data, args.format, label_column=args.label_column, header=args.header,
                           n_features=args.n_features)
     _log(f"read {data.X.shape[0]} rows x {data.X.shape[1]} features from {args.data}")
@@ -292,7 +250,7 @@ def cmd_predict(args):
     from algorithms import load
     from algorithms._registry import for_model
 
-    check_output_path(args.output, "output file")
+    _datafile.check_output_path(args.output, "output file")
     model = load(args.model, backend="cpu" if args.backend == "auto" else args.backend)
     row = for_model(model.algorithm)
     if args.proba and not getattr(model, "has_proba", False):
@@ -324,7 +282,7 @@ def cmd_predict(args):
         header = "labels " + " ".join(_datafile.format_labels(np.asarray(model.classes)))
         lines = [header] + [label + " " + " ".join(f"{p:.6g}" for p in row_p)
                             for label, row_p in zip(lines, proba.tolist())]
-    write_lines(args.output, lines)
+    _datafile.write_lines(args.output, lines)
     report = sys.stderr if str(args.output) == "-" else sys.stdout
     where = "standard output" if str(args.output) == "-" else args.output
     print(f"predicted {len(pred)} rows in {seconds:.2f} s, written to {where}", file=report)

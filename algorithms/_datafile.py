@@ -5,7 +5,8 @@ Formats
 LIBSVM / svmlight
     ``label index:value ...`` per line, read with scikit-learn's
     ``load_svmlight_file`` into a SciPy CSR matrix, kept sparse: DSG / UDSG /
-    CDSG, TSGS3VM, SBP and S3GD train and predict on it as is (cpu backend); the
+    CDSG, TSGS3VM, SBP and S3GD train and predict on it as is (moved to the device
+    once on cuda); the
     command line densifies it only for TSGSU.
 CSV / TSV
     One row per line, the label in the first, the last or a named column;
@@ -30,7 +31,9 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import os
 import re
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -349,3 +352,44 @@ def _numbers_or_nan(text):
         return text.astype(np.float64)
     except ValueError:
         return np.array([v if (v := _number(t)) is not None else np.nan for t in text.tolist()], dtype=np.float64)
+
+
+def check_output_path(path, what):
+    """Fail now, before any training, if ``path`` cannot be written: a directory, a
+    missing or read-only directory. ``-`` (standard output) and existing special
+    files (``/dev/stdout``) are fine."""
+    if str(path) == "-":
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{what} {str(path)!r} is a directory")
+    if path.exists() and not path.is_file():
+        return  # a device or a pipe: written directly
+    parent = path.parent
+    if not parent.is_dir():
+        raise FileNotFoundError(f"{what} {str(path)!r}: directory {str(parent)!r} does not exist")
+    probe = parent / f".{path.name}.{os.getpid()}.probe"
+    try:
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise PermissionError
+        probe.touch()
+        probe.unlink()
+    except OSError:
+        raise PermissionError(f"{what} {str(path)!r}: directory {str(parent)!r} is not writable") from None
+
+
+def write_lines(path, lines):
+    """Write lines to ``path``: atomically for a regular file, directly for ``-`` or a device."""
+    from algorithms._persistence import atomic_write
+
+    text = "".join(line + "\n" for line in lines)
+    if str(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        with open(path, "w") as fh:
+            fh.write(text)
+        return
+    atomic_write(path, lambda fh: fh.write(text.encode()))

@@ -34,9 +34,12 @@ def test_dsg_early_stopping_options_reach_the_model(data, tmp_path):
     assert load(model).params["early_stopping"] is False and load(model).params["n_iter_done"] == 12
 
 
-@pytest.mark.parametrize("tol, recorded", [("none", None), ("0.01", 0.01), ("auto", 1e-3)])
+@pytest.mark.parametrize("tol, recorded", [("none", None), ("0.01", 0.01), ("auto", "default")])
 def test_s3gd_tol(data, tmp_path, tol, recorded):
-    """'auto' is 1e-3 with the default step (s3gd's table), 'none' never stops early."""
+    """'auto' is the default tolerance with the default step (s3gd's table), 'none' never stops early."""
+    from algorithms._s3gd_setup import DEFAULT_TOL
+
+    recorded = DEFAULT_TOL if recorded == "default" else recorded
     model = tmp_path / "m.npz"
     assert main(["train", str(data / "train.svm"), str(model), "--algo", "s3gd", "--quiet", "--max-epochs", "2",
                  "--tol", tol]) == 0
