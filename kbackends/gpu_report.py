@@ -528,9 +528,16 @@ def main(argv=None):
     parser.add_argument("--max-seconds", type=float, default=540.0,
                         help="start no new item after this many seconds (the GPU host allows ten minutes a command);"
                              " the report is rewritten after every item, so a cut run keeps what it measured")
+    parser.add_argument("--parts", default="tests,ops,fits",
+                        help="which sections to run, comma-separated (e.g. 'tests,ops' in one call and 'fits' in the"
+                             " next, to keep each call inside the GPU host's ten minutes)")
     parser.add_argument("--skip", action="append", default=[],
                         help="an op or fit to leave out (e.g. rff_features, sbp-a9a, dsg-synthetic:cpu); repeatable")
     args = parser.parse_args(argv)
+    parts = {p.strip() for p in args.parts.split(",") if p.strip()}
+    unknown = parts - {"tests", "ops", "fits"}
+    if unknown:
+        parser.error(f"--parts: unknown section(s) {sorted(unknown)}; choose from tests, ops, fits")
 
     import kbackends
 
@@ -550,7 +557,7 @@ def main(argv=None):
         print(f"[gpu-report {time.perf_counter() - started:7.1f} s] {text}", flush=True)
 
     report["seconds"] = 0.0
-    if args.pytest_args.strip() == "none":
+    if args.pytest_args.strip() == "none" or "tests" not in parts:
         report["tests"] = None
     else:
         progress("tests ...")
@@ -563,9 +570,11 @@ def main(argv=None):
             report["seconds"] = time.perf_counter() - started
             (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
             (out / "report.md").write_text(markdown(report))
-            row = (report["fits"] or report["ops"])[-1]
-            progress(f"{row.get('op', row.get('fit'))}: " + ", ".join(
-                f"{k} {v:.4g}" for k, v in row.items() if k.endswith(("_s", "_acc")) and isinstance(v, float)))
+            rows = report["fits"] or report["ops"]
+            if rows:
+                row = rows[-1]
+                progress(f"{row.get('op', row.get('fit'))}: " + ", ".join(
+                    f"{k} {v:.4g}" for k, v in row.items() if k.endswith(("_s", "_acc")) and isinstance(v, float)))
         return time.perf_counter() - started < args.max_seconds
 
     report["ops"], report["fits"] = [], []
@@ -575,10 +584,12 @@ def main(argv=None):
 
         sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL)
     try:
-        progress("ops ...")
-        run_ops(bk, cpu, report["device"], sizes, skip, report["ops"], budget)
-        progress("fits ...")
-        run_fits(bk, cpu, sizes, args.data, skip, report["fits"], budget)
+        if "ops" in parts:
+            progress("ops ...")
+            run_ops(bk, cpu, report["device"], sizes, skip, report["ops"], budget)
+        if "fits" in parts:
+            progress("fits ...")
+            run_fits(bk, cpu, sizes, args.data, skip, report["fits"], budget)
     finally:
         sys.setswitchinterval(switch)
     budget(saved=True)

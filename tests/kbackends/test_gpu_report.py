@@ -93,3 +93,17 @@ def test_roofline_falls_back_to_nominal_saying_why(monkeypatch):
     roof = device_roofline(types.SimpleNamespace(name="cuda"))
     assert roof["nominal"] and roof["sms"] == NOMINAL_H100["sms"]
     assert "MultiProcessorCount" in roof["read_error"]
+
+
+def test_parts_choose_the_sections(tmp_path):
+    """``--parts`` splits the report over calls (the GPU host allows ten minutes a
+    command): only the named sections run; an unknown one is a usage error."""
+    from kbackends.gpu_report import main
+
+    report = main(["--out", str(tmp_path), "--small", "--backend", "cpu", "--parts", "ops",
+                   "--skip", "rff_features", "--skip", "kernel_response_update", "--skip", "water_level",
+                   "--skip", "water_level_biased", "--skip", "prox_sgd_run", "--skip", "rff_weighted_sum"])
+    assert report["tests"] is None and report["fits"] == []
+    assert [row["op"] for row in report["ops"]] == ["rff_predict"]
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path), "--parts", "tests,figures"])
