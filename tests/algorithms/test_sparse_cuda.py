@@ -13,8 +13,6 @@ cupyx reads the result's size on the host), densifying, converting, leaving
 the device (``get``). None may run inside a ``kbackends.sync_free`` region.
 """
 
-import os
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -24,16 +22,10 @@ from algorithms import DSGClassifier, dsg, tsgs3vm, tsgsu
 from kbackends import to_numpy
 from kbackends.testing import transfer_guard
 
-SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-_GPU = not SIMULATOR and "cuda" in kbackends.available_backends()
-pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not (SIMULATOR or _GPU), reason="needs the simulator or a GPU")]
+pytestmark = pytest.mark.cuda  # the backend: the `gpu` fixture (tests/conftest.py)
 
 TOL = {"float32": 1e-4, "float64": 1e-10}
 
-
-@pytest.fixture
-def bk():
-    return kbackends.resolve("cudasim" if SIMULATOR else "cuda")
 
 
 def _data(n=40, d=10, seed=0, dtype=np.float64):
@@ -48,37 +40,37 @@ def _close(a, b, dtype_name):
 
 
 @pytest.mark.parametrize(("variant", "dtype_name"), [("dsg", "float64"), ("cdsg", "float32")])
-def test_dsg_csr_is_the_dense_fit(bk, variant, dtype_name):
+def test_dsg_csr_is_the_dense_fit(gpu, variant, dtype_name):
     X, y = _data()
-    kw = dict(variant=variant, n_iter=3, batch_size=16, block_size=8, gamma=0.5, random_state=0, backend=bk,
+    kw = dict(variant=variant, n_iter=3, batch_size=16, block_size=8, gamma=0.5, random_state=0, backend=gpu,
               early_stopping=False, dtype=dtype_name)
     ms, md = dsg.fit(X, y, **kw), dsg.fit(X.toarray(), y, **kw)
-    assert ms.backend == md.backend == bk.name and ms.dtype == dtype_name and ms.n_blocks == md.n_blocks
+    assert ms.backend == md.backend == gpu.name and ms.dtype == dtype_name and ms.n_blocks == md.n_blocks
     _close(ms.coef, md.coef, dtype_name)
-    fs = ms.decision_function(X.tocsc(), backend=bk)  # any format, on the device
-    _close(fs, md.decision_function(X.toarray(), backend=bk), dtype_name)
-    np.testing.assert_array_equal(to_numpy(dsg.predict(ms, X, backend=bk)), to_numpy(dsg.predict(md, X.toarray(),
-                                                                                                  backend=bk)))
+    fs = ms.decision_function(X.tocsc(), backend=gpu)  # any format, on the device
+    _close(fs, md.decision_function(X.toarray(), backend=gpu), dtype_name)
+    np.testing.assert_array_equal(to_numpy(dsg.predict(ms, X, backend=gpu)), to_numpy(dsg.predict(md, X.toarray(),
+                                                                                                  backend=gpu)))
 
 
-def test_tsgs3vm_and_tsgsu_csr_are_the_dense_fits(bk):
+def test_tsgs3vm_and_tsgsu_csr_are_the_dense_fits(gpu):
     X, y = _data()
     y_semi = np.where(np.arange(len(y)) < 16, (y == 1).astype(int), -1)
-    kw = dict(n_iter=3, batch_size=16, block_size=8, gamma=0.5, random_state=0, backend=bk)
+    kw = dict(n_iter=3, batch_size=16, block_size=8, gamma=0.5, random_state=0, backend=gpu)
     ms, md = tsgs3vm.fit(X, y_semi, **kw), tsgs3vm.fit(X.toarray(), y_semi, **kw)
     _close(ms.coef, md.coef, "float32")
-    _close(tsgs3vm.decision_function(ms, X, backend=bk), tsgs3vm.decision_function(md, X.toarray(), backend=bk),
+    _close(tsgs3vm.decision_function(ms, X, backend=gpu), tsgs3vm.decision_function(md, X.toarray(), backend=gpu),
            "float32")
     X_s, X_u = X[:20], X[20:]
-    kw = dict(prior=0.6, n_iter=2, batch_size=8, block_size=8, gamma=0.5, random_state=0, backend=bk)
+    kw = dict(prior=0.6, n_iter=2, batch_size=8, block_size=8, gamma=0.5, random_state=0, backend=gpu)
     ms, md = tsgsu.fit(X_s, X_u, **kw), tsgsu.fit(X_s.toarray(), X_u.toarray(), **kw)
     _close(ms.coef, md.coef, "float32")
 
 
-def test_estimator_on_csr(bk):
+def test_estimator_on_csr(gpu):
     X, y = _data()
     est = DSGClassifier(n_iter=3, batch_size=16, block_size=8, gamma="median", early_stopping=False, random_state=0,
-                        backend=bk.name)  # the median heuristic on the CSR rows too
+                        backend=gpu.name)  # the median heuristic on the CSR rows too
     dense = DSGClassifier(**est.get_params()).fit(X.toarray(), y)
     est.fit(sp.coo_matrix(X), y)
     assert est.model_.gamma == pytest.approx(dense.model_.gamma, rel=1e-6)
@@ -111,13 +103,13 @@ def guarded_csr(monkeypatch):
 
 
 @pytest.mark.transfer_guard
-def test_sparse_fits_gather_no_rows_inside_an_iteration(bk, guarded_csr):
+def test_sparse_fits_gather_no_rows_inside_an_iteration(gpu, guarded_csr):
     X, y = _data()
     y_semi = np.where(np.arange(len(y)) < 16, (y == 1).astype(int), -1)
     with transfer_guard() as log:
-        dsg.fit(X, y, n_iter=3, batch_size=16, block_size=8, gamma=0.5, random_state=0, backend=bk,
+        dsg.fit(X, y, n_iter=3, batch_size=16, block_size=8, gamma=0.5, random_state=0, backend=gpu,
                 early_stopping=True, cache_predictions=True)  # held-out rows and prediction caches on CSR too
         dsg.fit(X, y, variant="cdsg", n_iter=3, batch_size=16, block_size=8, gamma=0.5, random_state=0,
-                backend=bk, early_stopping=False, precondition=None)
-        tsgs3vm.fit(X, y_semi, n_iter=3, batch_size=16, block_size=8, gamma=0.5, random_state=0, backend=bk)
+                backend=gpu, early_stopping=False, precondition=None)
+        tsgs3vm.fit(X, y_semi, n_iter=3, batch_size=16, block_size=8, gamma=0.5, random_state=0, backend=gpu)
     assert log.regions == 3 and log.blocked == [] and guarded_csr == []
