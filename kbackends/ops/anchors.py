@@ -98,19 +98,14 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     sparse = is_sparse(X)
 
-    # One row, dense: a host CSR row scattered from its stored values (no scipy
-    # indexing per centre); a device one densified on X's device.
+    # One row, dense: a CSR row scattered from its stored values on X's device (no
+    # sparse row indexing per centre).
     dense_rows = get_kernel("csr_rows_dense", bk) if sparse else None
 
     def row(i):
         if not sparse:
             return X[i, :]
-        if bk.name != "cpu":
-            return dense_rows(X, bk.asarray(np.asarray([i], dtype=np.int64)), xp=xp)[0]
-        out = np.zeros(X.shape[1], dtype=X.dtype)
-        lo, hi = X.indptr[i], X.indptr[i + 1]
-        out[X.indices[lo:hi]] = X.data[lo:hi]
-        return out
+        return dense_rows(X, bk.asarray(np.asarray([i], dtype=np.int64)), xp=xp)[0]
 
     # k-means++ (Arthur & Vassilvitskii 2007): next center drawn with probability ~ D(x)^2.
     sq = (xp.reshape(xp.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype), (-1,)) if sparse

@@ -10,5 +10,5 @@ from ..._registry import register_kernel
 for _impl, _module in (("xp", "_xp"), ("numba", "_numba"), ("cuda", "_cuda")):
     register_kernel("kernel_response_update", _impl, f"{__name__}.{_module}:kernel_response_update")
 
-for _impl, _module in (("xp", "_xp"), ("cuda", "_cuda")):
+for _impl, _module in (("xp", "_xp"), ("numba", "_numba"), ("cuda", "_cuda")):
     register_kernel("csr_rows_dense", _impl, f"{__name__}.{_module}:csr_rows_dense")

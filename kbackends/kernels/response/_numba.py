@@ -111,7 +111,7 @@ def _update_sparse_serial(data, indices, indptr, sq_x, S, sq_s, w, y, c, out, ke
 def _sparse_update(X, idx, w, y, c, out, kernel, gamma, sq_norms):
     """CSR ``X``: the changed rows densified (m x d, the model's size), each row of X
     read once per changed row through its non-zeros; squared norms precomputed."""
-    S = _rows_dense(X, np.asarray(idx))
+    S = csr_rows_dense(X, idx, xp=np)
     sq_s = np.einsum("ij,ij->i", S, S)
     if sq_norms is None:
         sq_norms = np.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype).ravel()
@@ -123,16 +123,21 @@ def _sparse_update(X, idx, w, y, c, out, kernel, gamma, sq_norms):
     return out
 
 
-def _rows_dense(X, idx):
-    """Rows ``idx`` of canonical CSR ``X``, dense: a few rows scattered from their stored
-    values (scipy's fancy row indexing costs ~0.1 ms a call, SBP makes one a step)."""
-    if idx.shape[0] > 8:
-        return X[idx].toarray()
-    S = np.zeros((idx.shape[0], X.shape[1]), dtype=X.dtype)
-    for r, i in enumerate(idx.tolist()):
-        lo, hi = X.indptr[i], X.indptr[i + 1]
-        S[r, X.indices[lo:hi]] = X.data[lo:hi]
-    return S
+@njit(cache=True)
+def _scatter_rows(data, indices, indptr, rows, out):
+    for r in range(rows.shape[0]):
+        for p in range(indptr[rows[r]], indptr[rows[r] + 1]):
+            out[r, indices[p]] = data[p]
+
+
+def csr_rows_dense(X, rows, *, xp):
+    """Rows ``rows`` of the canonical CSR ``X``, dense: scattered from their stored
+    values (scipy's fancy row indexing costs ~0.1 ms a call; SBP and k-means++ take
+    a few rows at a time)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    out = np.zeros((rows.shape[0], X.shape[1]), dtype=X.dtype)
+    _scatter_rows(X.data, X.indices, X.indptr, rows, out)
+    return out
 
 
 _PARALLEL_FROM = 1 << 24  # multiply-adds per call
