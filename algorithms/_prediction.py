@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from kbackends import resolve
+from kbackends.ops import resolve_hint
 
 from ._finite import check_finite_decision
 from ._dask_arrays import is_dask_array, map_rows
-from ._sparse import for_resolve
 from ._validation import check_n_features, check_X
 
 
@@ -44,7 +44,7 @@ class Predictor:
         """
         if is_dask_array(X):
             return map_rows(type(self).decision_function, X, self)
-        bk = resolve(backend, for_resolve(X))
+        bk = resolve(backend, resolve_hint(X))
         # computed in the model's dtype (float32 models: the fast path)
         X = check_X(X, bk, self.dtype, accept_sparse=self.accepts_sparse)
         check_n_features(X, self.n_features_in)
@@ -56,7 +56,7 @@ class Predictor:
         backend: array of shape (n_samples,); a dask array in, a lazy dask array out."""
         if is_dask_array(X):
             return map_rows(type(self).predict, X, self)
-        bk = resolve(backend, for_resolve(X))
+        bk = resolve(backend, resolve_hint(X))
         f = self.decision_function(X, backend=bk)
         xp = bk.xp
         if self.task == "regression":
@@ -104,7 +104,7 @@ class Predictor:
             raise ValueError(msg)
         if is_dask_array(X):
             return map_rows(type(self).predict_proba, X, self)
-        bk = resolve(backend, for_resolve(X))
+        bk = resolve(backend, resolve_hint(X))
         xp = bk.xp
         f = self.decision_function(X, backend=bk)
         check_finite_decision(f, xp)

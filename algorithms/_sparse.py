@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbackends.ops import CSRRows, as_csr, check_sparse_backend, is_sparse, resolve_hint, sparse_module, to_backend
+from kbackends.ops import CSRRows, as_csr, check_sparse_backend, is_sparse, sparse_module, to_backend
 
-__all__ = ["batch_rows", "check_sparse_X", "for_resolve", "is_sparse", "sparse_gram_sample", "stack_rows", "take_rows"]
+__all__ = ["batch_rows", "check_sparse_X", "is_sparse", "sparse_gram_sample", "stack_rows", "take_rows"]
 
 
 def check_sparse_X(X, bk, dtype, *, name="X", min_samples=1):
@@ -56,13 +56,6 @@ def _data_namespace(X):
 
         return cupy
     return np
-
-
-def for_resolve(X):
-    """``X`` as :func:`kbackends.resolve` should see it: a scipy.sparse matrix picks
-    no backend of its own (``None``: the others', else cpu), a cupyx one the cuda
-    backend (:func:`kbackends.ops.resolve_hint`), a dense array is itself."""
-    return resolve_hint(X)
 
 
 def take_rows(X, rows, xp):

@@ -31,6 +31,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 
 from kbackends import resolve, to_numpy
+from kbackends.ops import resolve_hint
 from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 
 from . import _engine, distributed
@@ -41,7 +42,7 @@ from ._params import (
     Constraint, Param, ParamTable, common, common_tail, either, engine_settings, integer, options, real,
 )
 from ._fit_plan import auto_settings, check_sample_weight, validation_rows
-from ._sparse import for_resolve, take_rows
+from ._sparse import take_rows
 from ._validation import (
     check_gamma,
     check_X,
@@ -203,7 +204,7 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
         arguments = {**locals(), "n_iter": plan.n_iter, "batch_size": plan.batch_size, "early_stopping": False}
         del arguments["sample_weight"], arguments["plan"]
         return distributed.fit(fit, "dsg", **arguments)
-    bk = resolve(backend, for_resolve(X), y)
+    bk = resolve(backend, resolve_hint(X), y)
     X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     weights = check_sample_weight(sample_weight, X.shape[0])
     seed = seed_from(random_state)
@@ -306,7 +307,7 @@ def objective(model, X, y, *, backend="auto"):
     ``sqrt(2/M) cos(...)`` (M = n_blocks * block_size), i.e. the RKHS norm of the
     finite expansion the model is.
     """
-    bk = resolve(backend, for_resolve(X), y)
+    bk = resolve(backend, resolve_hint(X), y)
     X = check_X(X, bk, model.dtype, accept_sparse=True)
     xp = bk.xp
     loss = model.params["loss"]

@@ -38,6 +38,7 @@ import math
 import numpy as np
 
 from kbackends import get_kernel, ops, resolve, sync_free, to_numpy
+from kbackends.ops import resolve_hint
 from kbackends.losses import PSI_CODES, dpsi, psi
 
 from . import _s3gd_setup as setup
@@ -46,7 +47,7 @@ from ._finite import check_finite_fit
 from ._model import LinearModel
 from ._params import Param, ParamTable, common_tail, either, instance, integer, none, options, real
 from ._progress import progress_bar
-from ._sparse import for_resolve, is_sparse
+from ._sparse import is_sparse
 from ._validation import check_n_features, check_X, check_y_length, encode_classes, seed_from
 
 LOSSES = tuple(PSI_CODES)
@@ -204,7 +205,7 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     >>> float((s3gd.predict(model, X) == y).mean()) > 0.95
     True
     """
-    bk = resolve(backend, for_resolve(X), y)
+    bk = resolve(backend, resolve_hint(X), y)
     xp = bk.xp
     X = check_X(X, bk, dtype, accept_sparse=True)
     classes, y_index = encode_classes(y, bk)
@@ -402,7 +403,7 @@ def objective(model, X, y, sample_weight=None, *, backend="auto"):
     -------
     float
     """
-    bk = resolve(backend, for_resolve(X), y)
+    bk = resolve(backend, resolve_hint(X), y)
     xp = bk.xp
     X = check_X(X, bk, model.dtype if not hasattr(X, "dtype") else None, accept_sparse=True)
     check_n_features(X, model.n_features_in)

@@ -52,7 +52,7 @@ import time
 import numpy as np
 
 from kbackends import get_kernel, ops, resolve, sync_free, to_numpy
-from kbackends.ops import RESPONSE_KERNELS
+from kbackends.ops import RESPONSE_KERNELS, resolve_hint
 
 from ._estimator import FunctionalClassifier, WeightedFit
 from ._finite import check_finite_fit
@@ -62,7 +62,7 @@ from ._progress import progress_bar
 from ._fit_plan import check_sample_weight
 from ._sbp_defaults import sbp_defaults
 from ._sbp_steps import batch_quad, block_response, dense_rows, replay, self_kernel, squared_norms
-from ._sparse import for_resolve, is_sparse, take_rows
+from ._sparse import is_sparse, take_rows
 from ._svm_nu import nu_from_svm  # noqa: F401 (public here: sbp.nu_from_svm)
 from ._threads import single_threaded_blas
 from ._params import (
@@ -185,7 +185,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
     the bias), one response update (O(n d batch_size)), O(n) bookkeeping.
     Averaged from iteration 1 on, as in Algorithm 1.
     """
-    bk = resolve(backend, for_resolve(X), y)
+    bk = resolve(backend, resolve_hint(X), y)
     xp = bk.xp
     X = as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     n = X.shape[0]

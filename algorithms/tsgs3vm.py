@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from kbackends import resolve
+from kbackends.ops import resolve_hint
 from kbackends.losses import HINGE, UNLABELED_LOSSES
 
 from . import _engine, distributed
@@ -44,7 +45,7 @@ from ._params import (
     Constraint, Param, ParamTable, boolean, common, common_tail, either, engine_settings, integer, none,
     options, real,
 )
-from ._sparse import for_resolve, stack_rows, take_rows
+from ._sparse import stack_rows, take_rows
 from ._validation import check_gamma, check_labels, check_X, seed_from
 from .dsg import decision_function, predict
 
@@ -125,7 +126,7 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
         raise ValueError(msg)
     if distributed.is_dask_array(X):  # data-parallel on the current dask.distributed Client
         return distributed.fit(fit, "tsgs3vm", **locals())
-    bk = resolve(backend, for_resolve(X), y, for_resolve(X_unlabeled))
+    bk = resolve(backend, resolve_hint(X), y, resolve_hint(X_unlabeled))
     xp = bk.xp
     X = _engine.as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     y_host = check_labels(y, X.shape[0], unlabeled=unlabeled_label if X_unlabeled is None else None)

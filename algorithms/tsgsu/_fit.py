@@ -9,6 +9,7 @@ import numbers
 import numpy as np
 
 from kbackends import resolve
+from kbackends.ops import resolve_hint
 
 from .. import _engine, distributed
 from .._model import RFFModel
@@ -25,7 +26,7 @@ from .._params import (
     options,
     real,
 )
-from .._sparse import for_resolve, stack_rows
+from .._sparse import stack_rows
 from .._validation import check_gamma, check_prior, seed_from
 from ._inputs import check_su_inputs
 from ._prior import estimate_prior
@@ -176,7 +177,7 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
         raise ValueError(msg)
     if distributed.is_dask_array(X_similar):  # data-parallel on the current dask.distributed Client
         return distributed.fit(fit, "tsgsu", **locals())
-    bk = resolve(backend, for_resolve(X_similar), for_resolve(X_unlabeled))
+    bk = resolve(backend, resolve_hint(X_similar), resolve_hint(X_unlabeled))
     xp = bk.xp
     X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype, engine=True)
     max_blocks = None if feature_budget is None else math.ceil(feature_budget / block_size)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from kbackends import resolve
 from kbackends.losses import EVAL_MARGIN_LOSSES as EVAL_LOSSES
 from kbackends.losses import MARGIN_LOSSES, Loss
+from kbackends.ops import resolve_hint
 
-from .._sparse import for_resolve
 from .._validation import check_choice, check_X
 from ._inputs import _pointwise
 
@@ -152,7 +152,7 @@ def su_risk(model, X_similar, X_unlabeled, *, loss=None, correction=None, backen
     -------
     float
     """
-    bk = resolve(backend, for_resolve(X_similar), for_resolve(X_unlabeled))
+    bk = resolve(backend, resolve_hint(X_similar), resolve_hint(X_unlabeled))
     xp = bk.xp
     X_s = check_X(_pointwise(X_similar), bk, model.dtype, name="X_similar", accept_sparse=True)
     X_u = check_X(X_unlabeled, bk, model.dtype, name="X_unlabeled", accept_sparse=True)

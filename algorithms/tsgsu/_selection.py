@@ -8,9 +8,10 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from kbackends import resolve
+from kbackends.ops import resolve_hint
 from kbackends import to_numpy
 
-from .._sparse import for_resolve, is_sparse, stack_rows, take_rows
+from .._sparse import is_sparse, stack_rows, take_rows
 from .._validation import (
     check_choice,
     check_gamma,
@@ -134,7 +135,7 @@ def select_params(X_similar, X_unlabeled, *, prior=None, lams=SELECT_LAMS, gamma
         raise ValueError(msg)
     cv = check_positive_int("cv", cv, minimum=2)
     check_choice("criterion", criterion, tuple(CRITERIA))
-    bk = resolve(backend, for_resolve(X_similar), for_resolve(X_unlabeled))
+    bk = resolve(backend, resolve_hint(X_similar), resolve_hint(X_unlabeled))
     xp = bk.xp
     pairs = (X_similar.ndim if hasattr(X_similar, "ndim") else np.ndim(X_similar)) == 3
     X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype, engine=True)

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kbackends import ops, resolve
-from kbackends.ops import sparse_module
+from kbackends.ops import resolve_hint, sparse_module
 from kbackends.random import omega_block
 
-from .._sparse import for_resolve, is_sparse, stack_rows
+from .._sparse import is_sparse, stack_rows
 from .._validation import (
     check_choice,
     check_gamma,
@@ -129,7 +129,7 @@ def su_sl_fit(X_similar, X_unlabeled, prior, *, lam=1e-3, features="linear", n_c
     check_choice("features", features, FEATURES)
     lam = check_nonneg_float("lam", lam)
     n_components = check_positive_int("n_components", n_components)
-    bk = resolve(backend, for_resolve(X_similar), for_resolve(X_unlabeled))
+    bk = resolve(backend, resolve_hint(X_similar), resolve_hint(X_unlabeled))
     xp = bk.xp
     X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype)
     seed = seed_from(random_state)
