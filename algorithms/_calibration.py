@@ -169,13 +169,13 @@ def calibrate(model, X, y, *, backend="auto"):
     model
         The same model, ``params["calibration"]`` set: its ``predict_proba`` is defined.
     """
-    from kbackends import to_numpy
+    from kbackends import is_array, to_numpy
 
     if model.task not in ("binary", "ovr", "softmax"):
         msg = f"`model` must be a classifier to calibrate, got a {model.task} model"
         raise ValueError(msg)
     f = to_numpy(model.decision_function(X, backend=backend))
-    y = np.asarray(to_numpy(y) if hasattr(y, "__array_namespace__") else y)
+    y = np.asarray(to_numpy(y) if is_array(y) else y)
     unknown = np.setdiff1d(np.unique(y), np.asarray(model.classes))
     if unknown.size:
         msg = f"`y` has labels the model does not know: {unknown.tolist()[:5]}"
@@ -188,11 +188,11 @@ def fit_calibrated(fit, X, y, params):
     """The estimators' ``probability=True``: ``fit(X_fit, y_fit, fit_rows, **params)`` on all
     but a stratified held-out fraction (``fit_rows``: their host indices, for per-row
     arguments such as ``sample_weight``), then :func:`calibrate` on that fraction (unweighted)."""
-    from kbackends import to_numpy
+    from kbackends import is_array, to_numpy
 
     from ._validation import seed_from
 
-    y_host = np.asarray(to_numpy(y) if hasattr(y, "__array_namespace__") else y)
+    y_host = np.asarray(to_numpy(y) if is_array(y) else y)
     split_seed = seed_from(params.get("random_state")) % 2**32
     fit_rows, held_rows = calibration_split(y_host, split_seed)
     model = fit(_rows(X, fit_rows), _rows(y, fit_rows), fit_rows, **params)
@@ -201,7 +201,11 @@ def fit_calibrated(fit, X, y, params):
 
 def _rows(a, rows):
     """Rows ``rows`` (host int array) of a NumPy / CuPy / array-API array or a sparse matrix."""
+    from kbackends import array_namespace, is_array
+
     if isinstance(a, np.ndarray) or hasattr(a, "tocsr"):
         return a[rows]
-    xp = a.__array_namespace__()
+    if not is_array(a):  # a list or a pandas object
+        return np.asarray(a)[rows]
+    xp = array_namespace(a)
     return xp.take(a, xp.asarray(rows, device=getattr(a, "device", None)), axis=0)

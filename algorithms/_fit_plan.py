@@ -84,9 +84,9 @@ def check_sample_weight(sample_weight, n_rows, name="sample_weight"):
     """
     if sample_weight is None:
         return None
-    from kbackends import to_numpy
+    from kbackends import is_array, to_numpy
 
-    w = to_numpy(sample_weight) if hasattr(sample_weight, "__array_namespace__") else np.asarray(sample_weight)
+    w = to_numpy(sample_weight) if is_array(sample_weight) else np.asarray(sample_weight)
     if w.dtype.kind not in "fiub":
         msg = f"`{name}` must be numeric, got dtype {w.dtype}"
         raise TypeError(msg)
@@ -116,9 +116,9 @@ def weights_of_rows(sample_weight, rows):
     unchecked (the fit checks it)."""
     if sample_weight is None or rows is None:
         return sample_weight
-    from kbackends import to_numpy
+    from kbackends import is_array, to_numpy
 
-    w = np.asarray(to_numpy(sample_weight) if hasattr(sample_weight, "__array_namespace__") else sample_weight)
+    w = np.asarray(to_numpy(sample_weight) if is_array(sample_weight) else sample_weight)
     return w[rows] if w.ndim else w
 
 

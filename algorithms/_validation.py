@@ -13,7 +13,7 @@ import re
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from kbackends import float_dtype, to_numpy
+from kbackends import float_dtype, is_array, to_numpy
 from kbackends.random import default_float_dtype
 
 
@@ -79,7 +79,7 @@ def check_X(X, bk, dtype, *, name="X", min_samples=1, accept_sparse=False):
                "(DSG / UDSG / CDSG and TSGS3VM do), pass X.toarray()")
         raise TypeError(msg)
     xp = bk.xp
-    if not hasattr(X, "__array_namespace__") and not isinstance(X, np.ndarray):
+    if not is_array(X) and not isinstance(X, np.ndarray):
         X = np.asarray(X)
     if isinstance(X, np.ndarray):
         if X.dtype.kind == "c":
@@ -156,7 +156,7 @@ def check_labels(y, n_rows, *, name="y", unlabeled=None):
     if y is None:
         msg = f"`{name}` is required, got None"
         raise ValueError(msg)
-    y_host = np.asarray(to_numpy(y)) if hasattr(y, "__array_namespace__") else np.asarray(y)
+    y_host = np.asarray(to_numpy(y)) if is_array(y) else np.asarray(y)
     if y_host.ndim == 2 and y_host.shape[1] == 1:
         y_host = y_host[:, 0]
     if y_host.ndim != 1:
@@ -303,7 +303,7 @@ def check_choice(name, value, choices):
 
 def is_numpy_like(X):
     """NumPy arrays and things NumPy would convert (lists, pandas): not array-API arrays."""
-    return not hasattr(X, "__array_namespace__") or isinstance(X, np.ndarray)
+    return not is_array(X) or isinstance(X, np.ndarray)
 
 
 @contextlib.contextmanager

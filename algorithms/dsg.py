@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from kbackends import resolve, to_numpy
+from kbackends import is_array, resolve, to_numpy
 from kbackends.ops import resolve_hint
 from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 
@@ -264,7 +264,7 @@ def _targets(y, X, bk, loss):
         msg = "`y` is required, got None"
         raise ValueError(msg)
     if loss == "squared":
-        y = bk.asarray(y if hasattr(y, "__array_namespace__") or isinstance(y, np.ndarray) else np.asarray(y))
+        y = bk.asarray(y if is_array(y) or isinstance(y, np.ndarray) else np.asarray(y))
         if y.ndim == 2 and y.shape[1] == 1:
             y = y[:, 0]
         check_y_length(y, X)

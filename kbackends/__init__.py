@@ -17,7 +17,7 @@ the oracle-test helpers for any backend in :mod:`kbackends.testing`.
 from ._backend import Backend, available_backends, register_backend, registered_backends, resolve
 from ._errors import BackendUnavailableError
 from ._registry import get_kernel, register_kernel, registered_kernels
-from ._xp_utils import float_dtype, synchronize, to_numpy
+from ._xp_utils import array_namespace, float_dtype, is_array, synchronize, to_numpy
 from ._sync import HostValue, in_sync_free_region, sync_free, to_host_async
 from . import kernels as _kernels  # noqa: F401  (registers the built-in kernels)
 
@@ -38,6 +38,8 @@ __all__ = [
     "synchronize",
     "to_host_async",
     "to_numpy",
+    "is_array",
+    "array_namespace",
 ]
 
 __version__ = "0.1.0"

@@ -18,7 +18,7 @@ import array_api_compat.numpy  # the namespace of lists and other non-array inpu
 import numpy as np
 
 from ._errors import BackendUnavailableError
-from ._xp_utils import namespace_name, synchronize, to_numpy
+from ._xp_utils import array_namespace, is_array, namespace_name, synchronize, to_numpy
 
 
 @dataclass(frozen=True)
@@ -49,11 +49,11 @@ class Backend:
         if x is None:
             return None
         xp = self.xp
-        if _is_array(x) and namespace_name(_namespace_of(x)) == namespace_name(xp) and _same_device(
+        if is_array(x) and namespace_name(array_namespace(x)) == namespace_name(xp) and _same_device(
             x, self.device
         ):
             return x if dtype is None or x.dtype == dtype else xp.astype(x, dtype)
-        host = to_numpy(x) if _is_array(x) else np.asarray(x)
+        host = to_numpy(x) if is_array(x) else np.asarray(x)
         if self.device is None or namespace_name(xp) in ("numpy", "cupy"):
             if namespace_name(xp) == "cupy" and self.device is not None:
                 import cupy
@@ -195,21 +195,13 @@ def resolve(backend="auto", *arrays) -> Backend:
     return Backend(name=spec.name, xp=xp, device=device, impls=spec.impls)
 
 
-def _is_array(x) -> bool:
-    return array_api_compat.is_array_api_obj(x) and not isinstance(x, (int, float, complex, bool))
-
-
-def _namespace_of(x):
-    return array_api_compat.array_namespace(x) if _is_array(x) else array_api_compat.numpy
-
-
 def _same_device(x, device) -> bool:
     return device is None or array_api_compat.device(x) == device
 
 
 def _describe(x) -> str:
-    ns = namespace_name(_namespace_of(x))
-    dev = array_api_compat.device(x) if _is_array(x) else "cpu"
+    ns = namespace_name(array_namespace(x))
+    dev = array_api_compat.device(x) if is_array(x) else "cpu"
     return f"{ns} on {dev}"
 
 
@@ -227,14 +219,14 @@ def _resolve_auto(arrays) -> Backend:
         )
         raise ValueError(msg)
     first = present[0]
-    xp = _namespace_of(first)
+    xp = array_namespace(first)
     for spec in _BACKENDS.values():
         if spec.owns_namespace(xp):
             reason = spec.unavailable_reason()
             if reason is not None:
                 msg = f"backend {spec.name!r} is not available: {reason}"
                 raise BackendUnavailableError(msg)
-            device = array_api_compat.device(first) if _is_array(first) else None
+            device = array_api_compat.device(first) if is_array(first) else None
             return Backend(spec.name, spec.load_namespace(), _normalise_device(device, xp), spec.impls)
     device = array_api_compat.device(first)
     return Backend(namespace_name(xp), xp, device, ("xp",))
@@ -255,7 +247,7 @@ def _normalise_device(device, xp):
 def _common_device(arrays, xp):
     """Device of the first input already in ``xp``, else the namespace default."""
     for a in arrays:
-        if a is not None and _is_array(a) and namespace_name(_namespace_of(a)) == namespace_name(xp):
+        if a is not None and is_array(a) and namespace_name(array_namespace(a)) == namespace_name(xp):
             return _normalise_device(array_api_compat.device(a), xp)
     return None
 

@@ -6,6 +6,7 @@ stream, naming a namespace) are not part of the array API standard.
 
 from __future__ import annotations
 
+import array_api_compat
 import numpy as np
 
 
@@ -14,6 +15,23 @@ def namespace_name(xp) -> str:
     name = getattr(xp, "__name__", type(xp).__name__)
     return name.rsplit(".", 1)[-1] if name.startswith("array_api_compat.") else name
 
+
+
+def is_array(x) -> bool:
+    """Whether ``x`` is an array of an array-API namespace (NumPy, CuPy, torch, ...).
+
+    Not Python scalars, lists, pandas objects or lazy dask arrays (the distributed
+    layer takes those). Tested by the namespace's array type, not by
+    ``hasattr(x, "__array_namespace__")``: CuPy 14's ndarray has no such method.
+    """
+    if isinstance(x, (int, float, complex, bool)) or array_api_compat.is_dask_array(x):
+        return False
+    return array_api_compat.is_array_api_obj(x)
+
+
+def array_namespace(x):
+    """The (array_api_compat-wrapped) namespace of an array; NumPy's for anything else."""
+    return array_api_compat.array_namespace(x) if is_array(x) else array_api_compat.numpy
 
 
 def is_cupy_namespace(xp) -> bool:

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from kbackends import resolve, to_numpy
+from kbackends import is_array, resolve, to_numpy
 
 from .. import _engine
 from .._validation import seed_from
@@ -21,7 +21,7 @@ def _as_dask_rows(a, chunks, name):
     if a is None:
         return None
     if not is_dask_array(a):
-        a = np.asarray(a) if not hasattr(a, "__array_namespace__") else a
+        a = np.asarray(a) if not is_array(a) else a
         return da.from_array(a, chunks=(chunks,) + tuple(-1 for _ in range(a.ndim - 1)))
     if a.shape[0] != sum(chunks):
         msg = f"`{name}` has {a.shape[0]} rows but `X` has {sum(chunks)}"

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from kbackends import resolve, to_numpy
+from kbackends import is_array, resolve, to_numpy
 
 from .. import _engine
 from .._validation import seed_from
@@ -36,7 +36,7 @@ def partial_fit(estimator, X, y, classes=None):
         y = y.compute() if is_dask_array(y) else y
     bk = resolve(estimator.backend, X, y)
     X = check_X(X, bk, estimator.dtype)
-    y_host = to_numpy(y) if hasattr(y, "__array_namespace__") else np.asarray(y)
+    y_host = to_numpy(y) if is_array(y) else np.asarray(y)
     if y_host.shape[0] != X.shape[0]:
         msg = f"`y` has {y_host.shape[0]} rows but `X` has {X.shape[0]}"
         raise ValueError(msg)

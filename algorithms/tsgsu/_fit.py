@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from kbackends import resolve
+from kbackends import is_array, resolve
 from kbackends.ops import resolve_hint
 
 from .. import _engine, distributed
@@ -267,7 +267,7 @@ def orient(model, X_ref, y_ref, *, backend="auto"):
     """
     from kbackends import to_numpy
 
-    y_ref = np.asarray(to_numpy(y_ref) if hasattr(y_ref, "__array_namespace__") else y_ref)
+    y_ref = np.asarray(to_numpy(y_ref) if is_array(y_ref) else y_ref)
     labels = np.unique(y_ref)
     if y_ref.ndim != 1 or labels.size != 2:
         msg = f"`y_ref` must be 1-D with exactly two distinct labels, got shape {y_ref.shape} and {labels.size} labels"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbackends import to_numpy
+from kbackends import array_namespace, is_array, to_numpy
 
 from .._dask_arrays import is_dask_array
 from .._sparse import is_sparse, take_rows
@@ -20,14 +20,14 @@ def _pointwise(X_similar, name="X_similar"):
         raise ValueError(msg)
     if is_sparse(X_similar):  # scipy.sparse is 2-D: points already
         return X_similar
-    if not hasattr(X_similar, "__array_namespace__") and not isinstance(X_similar, np.ndarray):
+    if not is_array(X_similar) and not isinstance(X_similar, np.ndarray):
         X_similar = np.asarray(X_similar)
     ndim = X_similar.ndim
     if ndim == 3:
         if X_similar.shape[1] != 2:
             msg = f"`{name}` as pairs must have shape (n_pairs, 2, n_features), got {tuple(X_similar.shape)}"
             raise ValueError(msg)
-        xp = X_similar.__array_namespace__() if hasattr(X_similar, "__array_namespace__") else np
+        xp = array_namespace(X_similar) if is_array(X_similar) else np
         return xp.reshape(X_similar, (X_similar.shape[0] * 2, X_similar.shape[2]))
     if ndim != 2:
         msg = (
@@ -89,7 +89,7 @@ def _rows_by_indicator(X, s):
     if is_numpy_like(X):
         X = np.asarray(X)
         return X[rows_s], X[rows_u]
-    xp = X.__array_namespace__()
+    xp = array_namespace(X)
     dev = getattr(X, "device", None)
     return xp.take(X, xp.asarray(rows_s, device=dev), axis=0), xp.take(X, xp.asarray(rows_u, device=dev), axis=0)
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from kbackends import to_numpy
+from kbackends import is_array, to_numpy
 
 from .._sparse import is_sparse
 from .._validation import check_nonneg_float, check_positive_int, seed_from
@@ -126,9 +126,9 @@ def estimate_prior(X_similar, X_unlabeled, *, n_components=300, lam=1e-3, confid
                                             dtype=np.float64)  # a cupyx matrix comes to the host once
                     for X in (_pointwise(X_similar), X_unlabeled))
     else:
-        X_s = np.asarray(to_numpy(_pointwise(X_similar)) if hasattr(X_similar, "__array_namespace__")
+        X_s = np.asarray(to_numpy(_pointwise(X_similar)) if is_array(X_similar)
                          else _pointwise(X_similar), dtype=np.float64)
-        X_u = np.asarray(to_numpy(X_unlabeled) if hasattr(X_unlabeled, "__array_namespace__") else X_unlabeled,
+        X_u = np.asarray(to_numpy(X_unlabeled) if is_array(X_unlabeled) else X_unlabeled,
                          dtype=np.float64)
     if X_u.ndim != 2 or X_u.shape[1] != X_s.shape[1]:
         msg = f"`X_unlabeled` must be (n_unlabeled, {X_s.shape[1]}), got shape {X_u.shape}"

@@ -117,3 +117,20 @@ def test_a_third_party_backend_plugs_in_without_changing_ops():
     assert F.shape == (2, 4)
     p = ops.rff_predict(X, omega, phase, bk.asarray(np.ones(4)), backend=bk)  # falls back to xp
     np.testing.assert_allclose(np.asarray(p), np.asarray(F).sum(axis=1))
+
+
+def test_is_array_knows_arrays_by_their_namespace_not_by_a_method():
+    """CuPy 14's ndarray has no ``__array_namespace__`` (seen on the H100 host): arrays
+    are told by array_api_compat's namespace checks. Lists, pandas, Python scalars and
+    lazy dask arrays are not arrays here."""
+    import array_api_strict
+    import dask.array as da
+    import pandas as pd
+
+    from kbackends import array_namespace, is_array
+
+    assert is_array(np.zeros(3)) and is_array(array_api_strict.asarray([1.0]))
+    for other in ([1.0, 2.0], pd.DataFrame({"a": [1.0]}), pd.Series([1.0]), 1.5, 3, True, da.zeros(4, chunks=2)):
+        assert not is_array(other), type(other)
+    assert array_namespace([1.0]).__name__.endswith("numpy")
+    assert array_namespace(array_api_strict.asarray([1.0])) is array_api_strict
