@@ -273,6 +273,22 @@ def _cuda_unavailable_reason() -> str | None:
             return "numba-cuda cannot use the GPU (numba.cuda.is_available() is False)"
     except ImportError as exc:
         return f"numba-cuda is not installed ({exc}); install the `cuda12` or `cuda13` extra"
+    return _numba_cuda_numpy_conflict()
+
+
+def _numba_cuda_numpy_conflict() -> str | None:
+    """numba-cuda <= 0.30.4 cannot launch a kernel under NumPy 2.5 (its array module,
+    imported at the first launch, names the removed ``np.row_stack``; NVIDIA/numba-cuda#907,
+    which its maintainers will not fix). Found by importing that module, as a launch would."""
+    try:
+        import numba.cuda.np.arrayobj  # noqa: F401
+    except AttributeError as exc:
+        import numpy
+
+        return (f"numba-cuda cannot launch kernels under NumPy {numpy.__version__} ({exc}); "
+                "install numpy<2.5 (the `cuda12` / `cuda13` extras pin it)")
+    except ImportError:  # a numba-cuda laid out otherwise: its launches will tell
+        return None
     return None
 
 
