@@ -294,7 +294,10 @@ def test_select_params_same_choice_on_every_backend(magic, backend):
              "batch_size": 16, "block_size": 8, "random_state": 1}
     ref = tsgsu.select_params(X_s, X_u, **small)
     got = tsgsu.select_params(backend.asarray(X_s), backend.asarray(X_u), backend=backend, **small)
-    assert got.params == ref.params
+    # the same grid point; gamma (the median heuristic times the chosen scale) to rounding:
+    # a GPU sums the squared distances in cuBLAS's order (one ulp apart on the H100)
+    assert {k: v for k, v in got.params.items() if k != "gamma"} == {k: v for k, v in ref.params.items() if k != "gamma"}
+    assert got.params["gamma"] == pytest.approx(ref.params["gamma"], rel=1e-12)
     np.testing.assert_allclose(list(got.risks.values()), list(ref.risks.values()), rtol=1e-5, atol=1e-6)
 
 

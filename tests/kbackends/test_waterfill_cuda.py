@@ -32,7 +32,7 @@ def _levels(bk, c, volumes, offsets):
     return np.asarray(to_numpy(got), dtype=np.float64)
 
 
-def _check(bk, dtype_name, parts, volumes):
+def _check(bk, dtype_name, parts, volumes, floor=0.0):
     c = np.concatenate([np.asarray(p, dtype=np.float64) for p in parts] + [np.zeros(0)]).astype(dtype_name)
     offsets = np.r_[0, np.cumsum([len(p) for p in parts])]
     got = _levels(bk, c, volumes, offsets)
@@ -41,7 +41,7 @@ def _check(bk, dtype_name, parts, volumes):
     # per segment: relative to its heights and volume (absolute 1 + those unless all are tiny)
     scale = np.array([(np.abs(seg).max() if seg.size else 0.0) + v for seg, v in zip(segs, volumes)])
     scale = np.where(scale < 1e-20, scale, 1 + scale)
-    tol = (2e-6 if dtype_name == "float32" else 1e-12) * scale
+    tol = np.maximum((2e-6 if dtype_name == "float32" else 1e-12) * scale, floor)
     want = np.asarray(want)
     empty = np.isnan(want)
     np.testing.assert_array_equal(np.isnan(got), empty)  # NaN where (and only where) a segment is empty
@@ -105,7 +105,12 @@ def test_heights_across_the_exponent_range(gpu, dtype_name):
     """Tiny, huge, negative and subnormal heights: every key digit decides somewhere."""
     tiny = np.finfo(dtype_name).smallest_subnormal
     parts = [np.r_[1e-30, -1e-30, 3 * tiny, tiny, 0.0, 1e30, -1e30, 2.0], np.r_[tiny, 2 * tiny, 5 * tiny]]
-    _check(gpu, dtype_name, parts, [1e30, 3 * float(tiny)])
+    floor = 0.0
+    if gpu.name == "cuda" and dtype_name == "float32":
+        # a GPU's float32 global atomics flush subnormals to zero (kernels/waterfill/_cuda.py):
+        # the level may be off by up to float32's smallest normal, never more
+        floor = float(np.finfo(np.float32).tiny)
+    _check(gpu, dtype_name, parts, [1e30, 3 * float(tiny)], floor=floor)
 
 
 def test_no_segment(gpu):

@@ -25,6 +25,11 @@ histograms took; those only decide bins, where a rounding flip can only swap a
 value lying at the level itself (the level moves by rounding). Volume 0 gives
 t, the minimum, exactly; an empty segment gives NaN.
 
+Subnormal float32 heights (below 1.2e-38 in magnitude) may count as zero on a
+GPU: float32 atomic adds to global memory flush them (a hardware rule, whatever
+the compiler's flags), so the level can be off by that much absolutely. The
+simulator computes them exactly; the test says so.
+
 Cost: 4 (float32) or 8 (float64) histogram passes plus one counting pass, each
 one read of the heights; two launches a pass, 10 (float32) in all plus a few
 CuPy ones. float32 kernels compute in float32 (tile sums are trees over at
