@@ -41,7 +41,7 @@ from ._registry import get_kernel
 from ._xp_utils import float_dtype
 from .kernels.omega._core import KERNEL_CODES
 
-__all__ = ["omega_block", "set_cache_budget", "cache_info", "clear_cache", "KERNELS"]
+__all__ = ["omega_block", "omega_blocks", "set_cache_budget", "cache_info", "clear_cache", "KERNELS"]
 
 KERNELS = MappingProxyType(KERNEL_CODES)
 """The shift-invariant kernels with random features: name -> integer code.
@@ -209,8 +209,82 @@ def omega_block(
     >>> omega.shape, phase.shape
     ((4, 2), (4,))
     """
+    seed, block, n_features, n_dims, kernel, gamma, bk, dtype = _checked(
+        seed, block, n_features, n_dims, kernel, gamma, dtype, backend, name="block")
+    cache = _cache_for(bk)
+    key = _block_key(seed, block, n_features, n_dims, kernel, gamma, dtype)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit[0]
+    result = _generate(bk, seed, block, n_features, n_dims, kernel, gamma, dtype)
+    cache.put(key, result, _nbytes(dtype, n_features, n_dims))
+    return result
+
+
+def omega_blocks(
+    seed,
+    start,
+    stop,
+    n_features,
+    n_dims,
+    *,
+    kernel="rbf",
+    gamma=1.0,
+    dtype=None,
+    backend="auto",
+):
+    """The blocks ``start, ..., stop - 1`` of :func:`omega_block`, stacked.
+
+    One cached array for the whole range: a model that evaluates its blocks in
+    groups (``algorithms._engine.evaluate_blocks``) finds a finished group with one
+    cache lookup instead of a lookup and a copy per block, which on a GPU is
+    the host time that bounds an iteration.
+
+    Parameters
+    ----------
+    seed, n_features, n_dims, kernel, gamma, dtype, backend
+        As in :func:`omega_block`.
+    start, stop : int, 0 <= start < stop < 2**64
+        The range of block indices.
+
+    Returns
+    -------
+    omega : array of shape ((stop - start) * n_features, n_dims)
+    phase : array of shape ((stop - start) * n_features,)
+        Block ``start + i`` in rows ``i * n_features`` to ``(i + 1) * n_features``;
+        cached, shared arrays: treat them as read-only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kbackends.random import omega_block, omega_blocks
+    >>> omega, phase = omega_blocks(seed=0, start=2, stop=4, n_features=3, n_dims=2)
+    >>> omega.shape, bool(np.array_equal(omega[3:], omega_block(0, 3, 3, 2)[0]))
+    ((6, 2), True)
+    """
+    seed, start, n_features, n_dims, kernel, gamma, bk, dtype = _checked(
+        seed, start, n_features, n_dims, kernel, gamma, dtype, backend, name="start")
+    stop = _check_int("stop", stop, start + 1, 2**64 - 1)
+    if stop == start + 1:
+        return omega_block(seed, start, n_features, n_dims, kernel=kernel, gamma=gamma, dtype=dtype, backend=bk)
+    cache = _cache_for(bk)
+    key = _block_key(seed, ("range", start, stop), n_features, n_dims, kernel, gamma, dtype)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit[0]
+    parts = []
+    for b in range(start, stop):  # blocks already cached are reused, the others are not cached alone
+        one = cache.get(_block_key(seed, b, n_features, n_dims, kernel, gamma, dtype))
+        parts.append(one[0] if one is not None else _generate(bk, seed, b, n_features, n_dims, kernel, gamma, dtype))
+    xp = bk.xp
+    result = (xp.concat([p[0] for p in parts], axis=0), xp.concat([p[1] for p in parts], axis=0))
+    cache.put(key, result, _nbytes(dtype, (stop - start) * n_features, n_dims))
+    return result
+
+
+def _checked(seed, block, n_features, n_dims, kernel, gamma, dtype, backend, *, name):
     seed = _check_int("seed", seed, 0, 2**64 - 1)
-    block = _check_int("block", block, 0, 2**64 - 1)
+    block = _check_int(name, block, 0, 2**64 - 1)
     n_features = _check_int("n_features", n_features, 0, 2**31 - 1)
     n_dims = _check_int("n_dims", n_dims, 0, 4 * (2**32 - 2))
     if kernel not in KERNELS:
@@ -221,16 +295,21 @@ def omega_block(
         msg = f"`gamma` must be a positive finite number, got {gamma!r}"
         raise ValueError(msg)
     bk = resolve(backend)
-    xp = bk.xp
-    dtype = default_float_dtype(bk) if dtype is None else float_dtype(xp, dtype)
-    key = (seed, block, n_features, n_dims, KERNELS[kernel], gamma, str(dtype))
-    cache = _cache_for(bk)
-    hit = cache.get(key)
-    if hit is not None:
-        return hit[0]
-    kernel_fn = get_kernel("omega_block", bk)
-    result = kernel_fn(
-        xp=xp,
+    dtype = default_float_dtype(bk) if dtype is None else float_dtype(bk.xp, dtype)
+    return seed, block, n_features, n_dims, kernel, gamma, bk, dtype
+
+
+def _block_key(seed, block, n_features, n_dims, kernel, gamma, dtype):
+    return (seed, block, n_features, n_dims, KERNELS[kernel], gamma, str(dtype))
+
+
+def _nbytes(dtype, n_features, n_dims):
+    return (8 if "64" in str(dtype) else 4) * n_features * (n_dims + 1)
+
+
+def _generate(bk, seed, block, n_features, n_dims, kernel, gamma, dtype):
+    return get_kernel("omega_block", bk)(
+        xp=bk.xp,
         seed=seed,
         block=block,
         n_features=n_features,
@@ -240,9 +319,6 @@ def omega_block(
         dtype=dtype,
         device=bk.device,
     )
-    itemsize = 8 if "64" in str(dtype) else 4
-    cache.put(key, result, itemsize * n_features * (n_dims + 1))
-    return result
 
 
 def default_float_dtype(bk: Backend):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kbackends.random import cache_info, clear_cache, omega_block, set_cache_budget
+from kbackends.random import cache_info, clear_cache, omega_block, omega_blocks, set_cache_budget
 from kbackends.testing import host, kernel_module, make_backend
 
 
@@ -135,3 +135,33 @@ def test_bad_arguments_are_rejected(kwargs, error, match):
 def test_default_dtype_is_float64_on_cpu():
     omega, phase = omega_block(0, 0, 2, 2)
     assert omega.dtype == np.float64 and phase.dtype == np.float64
+
+
+def test_a_range_of_blocks_is_the_blocks_stacked(backend, dtype_name):
+    clear_cache()
+    omega_block(5, 3, 4, 6, gamma=0.3, dtype=dtype_name, backend=backend)  # one block already cached
+    omega, phase = omega_blocks(5, 2, 6, 4, 6, gamma=0.3, dtype=dtype_name, backend=backend)
+    clear_cache()  # the blocks generated alone, in no particular order
+    singles = {b: omega_block(5, b, 4, 6, gamma=0.3, dtype=dtype_name, backend=backend) for b in (4, 2, 5, 3)}
+    want_omega = np.concatenate([host(singles[b][0]) for b in range(2, 6)])
+    want_phase = np.concatenate([host(singles[b][1]) for b in range(2, 6)])
+    np.testing.assert_array_equal(host(omega), want_omega)
+    np.testing.assert_array_equal(host(phase), want_phase)
+
+
+def test_a_range_is_one_cache_entry():
+    clear_cache()
+    first = omega_blocks(1, 0, 8, 16, 3)
+    info = cache_info()["cpu"]
+    assert info["blocks"] == 1  # the range alone: its blocks are not also cached one by one
+    assert info["nbytes"] == 8 * 8 * 16 * (3 + 1)  # float64
+    again = omega_blocks(1, 0, 8, 16, 3)
+    assert again[0] is first[0] and cache_info()["cpu"]["hits"] == info["hits"] + 1
+    single = omega_blocks(1, 4, 5, 16, 3)  # a range of one block is that block
+    np.testing.assert_array_equal(single[0], omega_block(1, 4, 16, 3)[0])
+
+
+@pytest.mark.parametrize("start, stop", [(3, 3), (4, 2), (-1, 2), (0, 2**64)])
+def test_an_empty_or_bad_range_is_refused(start, stop):
+    with pytest.raises(ValueError, match="start|stop"):
+        omega_blocks(0, start, stop, 4, 2)
