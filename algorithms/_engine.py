@@ -234,11 +234,9 @@ def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, 
     ``rff_predict`` call: wider calls read ``X`` fewer times and amortise the
     per-call work. A group's omega is also held under ``GROUP_BYTES``: with many
     input dimensions (sparse text data, d = 50,000) 4096 features of omega would
-    be 800 MB. A finished group's stacked omega comes from one cache lookup
-    (``omega_blocks``); only the last, growing group is stacked from its blocks
-    (``omega_block``), so the host work of an iteration grows by one lookup per
-    group, not by a lookup and a copy per block. Both caches are byte-budgeted:
-    free while the blocks fit, bounded memory when they do not.
+    be 800 MB. A finished group's stacked omega is one cache entry (``omega_blocks``);
+    only the last, growing group is stacked from its blocks, so an iteration's host
+    work grows by a lookup per group, not per block (byte-budgeted caches).
     """
     xp = bk.xp
     F = block_size
@@ -259,9 +257,8 @@ def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, 
 
 
 GROUP_FEATURES = 4096
-# On a GPU an rff_predict call costs about 1 ms of host time (CuPy and Numba-CUDA
-# launches) against ~0.1 ms of device time for 4096 features x 4096 rows (H100,
-# docs/benchmarks.md "GPU"): wider groups make fewer calls.
+# On a GPU an rff_predict call costs ~1 ms of host time (launches) against ~0.1 ms of
+# device time for 4096 features x 4096 rows (H100, docs/benchmarks.md "GPU").
 GROUP_FEATURES_DEVICE = 16384
 GROUP_BYTES = 64 * 2**20
 
