@@ -8,12 +8,16 @@ run, written to ``DIR/report.md`` (Markdown) and ``DIR/report.json`` (raw figure
    SMs x FP32 lanes per SM x 2 x clock, memory bandwidth = 2 x memory clock x
    bus width / 8, read from the device through CuPy; the model time is
    max(flops / peak, bytes / bandwidth) and "% roofline" is model / measured;
+   rff_predict and rff_weighted_sum again with 1 GiB chunks (``NAME@1GiB``, device
+   only) against the default 256 MiB, in the same run;
 3. whole fits (DSG on ijcnn1, in process and as a dask array of CuPy chunks on a
    one-worker distributed.LocalCluster, TSGS3VM on Skin_NonSkin, SBP on a9a, S3GD
    on a9a, DSG over one pass of synthetic rows; then what users run: DSGClassifier()
    defaults on float64 input, DSG, SBP and S3GD on a9a as CSR): fit time and test
    accuracy on the device and on the cpu engine.
 
+``--profile`` adds a host-side profile (cProfile) of each device fit to
+``DIR/profiles.txt``: on a GPU the launches, not the kernels, bound most fits.
 ``--small`` shrinks every size for a dry run (the simulator runs it end to end:
 ``NUMBA_ENABLE_CUDASIM=1 python -m kbackends gpu-report --out DIR --small
 --backend cudasim``); the simulator has no roofline, so nominal H100 figures
@@ -150,6 +154,28 @@ def run_tests(out, pytest_args, data):
 # --- section 2: ops against the roofline ---------------------------------------------------------
 
 
+CHUNK_VARIANT = "@1GiB"  # an op name's suffix: the device measured with 1 GiB chunks, no cpu column
+
+
+def _with_chunk_bytes(make, budget):
+    """``make(bk)``'s callable run with ``_cuda_launch.CHUNK_BYTES = budget``."""
+    from .kernels import _cuda_launch as launch
+
+    def make_with(bk):
+        fn = make(bk)
+
+        def run():
+            saved, launch.CHUNK_BYTES = launch.CHUNK_BYTES, budget
+            try:
+                return fn()
+            finally:
+                launch.CHUNK_BYTES = saved
+
+        return run
+
+    return make_with
+
+
 def _op_cases(sizes, rng):
     """(name, shape text, flops, bytes, make(bk) -> callable) per op, float32."""
     from . import ops
@@ -170,8 +196,13 @@ def _op_cases(sizes, rng):
         out_bytes = 4 * n * m if op == "rff_features" else 4 * (n + m)
         return op, f"n={n}, d={d}, m={m}", 2.0 * n * d * m + 2.0 * n * m, 4.0 * (n * d + m * d + m) + out_bytes, make
 
-    cases = [rff_case("rff_predict", *sizes["rff"]), rff_case("rff_weighted_sum", *sizes["rff"]),
-             rff_case("rff_features", *sizes["rff_features"])]
+    cases = [rff_case("rff_predict", *sizes["rff"]), rff_case("rff_weighted_sum", *sizes["rff"])]
+    # The same two ops with 4x the scratch a chunk (1 GiB): the H100 run found them bound by
+    # the host's ~0.6 ms a chunk (62 chunks); device only, the cpu engine has no chunks.
+    for op in ("rff_predict", "rff_weighted_sum"):
+        name, shape, flops, nbytes, make = rff_case(op, *sizes["rff"])
+        cases.append((f"{name}{CHUNK_VARIANT}", shape + ", 1 GiB chunks", flops, nbytes, _with_chunk_bytes(make, 1 << 30)))
+    cases.append(rff_case("rff_features", *sizes["rff_features"]))
 
     n, d, b = sizes["response"]
     X = rng.standard_normal((n, d), dtype=np.float32)
@@ -241,6 +272,8 @@ def run_ops(bk, cpu, roof, sizes, skip, rows, budget):
         model = max(flops / roof["peak_flops"], nbytes / roof["peak_bytes"])
         row["model_s"] = model
         for label, backend in (("device", bk), ("cpu", cpu)):
+            if label == "cpu" and name.endswith(CHUNK_VARIANT):
+                continue
             try:
                 seconds = _median_seconds(backend, make(backend), sizes["repeat"] if label == "device" else 1)
                 row[f"{label}_s"] = seconds
@@ -430,8 +463,27 @@ def _timed_fit(bk, fit, predict, Xt, yt, warm):
     return seconds, float(np.mean(pred == np.asarray(yt)))
 
 
-def run_fits(bk, cpu, sizes, data, skip, rows, budget):
-    """Append one row per fit to ``rows``; ``budget()`` is False once time is up."""
+def _profile_fit(bk, fit, key, path):
+    """One more device fit under cProfile: where the host's time goes (on a GPU, the
+    launches), appended to ``path`` (the 25 costliest functions by own time)."""
+    import cProfile
+    import io
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    fit(bk)
+    bk.synchronize()
+    profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(25)
+    with open(path, "a") as f:
+        f.write(f"## {key}\n{text.getvalue()}\n")
+
+
+def run_fits(bk, cpu, sizes, data, skip, rows, budget, profile=None):
+    """Append one row per fit to ``rows``; ``budget()`` is False once time is up.
+    With ``profile`` (a file path), each device fit is profiled once more into it."""
     for key, title, prepare in _fits(sizes, data):
         if key in skip:
             continue
@@ -456,6 +508,8 @@ def run_fits(bk, cpu, sizes, data, skip, rows, budget):
                 row[f"{label}_trace"] = traceback.format_exc(limit=4)
         if "device_s" in row and "cpu_s" in row:
             row["speedup_vs_cpu"] = row["cpu_s"] / row["device_s"]
+        if profile is not None and "device_s" in row and budget():
+            _profile_fit(bk, fit, key, profile)
         rows.append(row)
         budget(saved=True)
 
@@ -531,6 +585,9 @@ def main(argv=None):
     parser.add_argument("--parts", default="tests,ops,fits",
                         help="which sections to run, comma-separated (e.g. 'tests,ops' in one call and 'fits' in the"
                              " next, to keep each call inside the GPU host's ten minutes)")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile each device fit once more on the host (cProfile) into DIR/profiles.txt:"
+                             " where an iteration's host time goes")
     parser.add_argument("--skip", action="append", default=[],
                         help="an op or fit to leave out (e.g. rff_features, sbp-a9a, dsg-synthetic:cpu); repeatable")
     args = parser.parse_args(argv)
@@ -589,7 +646,8 @@ def main(argv=None):
             run_ops(bk, cpu, report["device"], sizes, skip, report["ops"], budget)
         if "fits" in parts:
             progress("fits ...")
-            run_fits(bk, cpu, sizes, args.data, skip, report["fits"], budget)
+            run_fits(bk, cpu, sizes, args.data, skip, report["fits"], budget,
+                     profile=out / "profiles.txt" if args.profile else None)
     finally:
         sys.setswitchinterval(switch)
     budget(saved=True)
