@@ -246,12 +246,7 @@ def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, 
     same = {"kernel": kernel, "gamma": gamma, "dtype": X.dtype, "backend": bk}
     for start in range(0, n_blocks, per_group):
         stop = min(n_blocks, start + per_group)
-        if stop - start == per_group:
-            omega, phase = omega_blocks(seed, start, stop, F, n_dims, **same)
-        else:
-            parts = [omega_block(seed, b, F, n_dims, **same) for b in range(start, stop)]
-            omega = parts[0][0] if len(parts) == 1 else xp.concat([p[0] for p in parts], axis=0)
-            phase = parts[0][1] if len(parts) == 1 else xp.concat([p[1] for p in parts], axis=0)
+        omega, phase = omega_blocks(seed, start, stop, F, n_dims, keep=stop - start == per_group, **same)
         out = out + _kernel("rff_predict", bk)(X, omega, phase, coef[start * F : stop * F, :], xp=xp, form="cos")
     return out
 

@@ -232,6 +232,7 @@ def omega_blocks(
     gamma=1.0,
     dtype=None,
     backend="auto",
+    keep=True,
 ):
     """The blocks ``start, ..., stop - 1`` of :func:`omega_block`, stacked.
 
@@ -246,6 +247,10 @@ def omega_blocks(
         As in :func:`omega_block`.
     start, stop : int, 0 <= start < stop < 2**64
         The range of block indices.
+    keep : bool, default True
+        Cache the stack (a range asked for again as it is). With False (a range that
+        will be asked for next with one more block) the stack is not cached, its
+        blocks are, one by one.
 
     Returns
     -------
@@ -269,16 +274,22 @@ def omega_blocks(
         return omega_block(seed, start, n_features, n_dims, kernel=kernel, gamma=gamma, dtype=dtype, backend=bk)
     cache = _cache_for(bk)
     key = _block_key(seed, ("range", start, stop), n_features, n_dims, kernel, gamma, dtype)
-    hit = cache.get(key)
+    hit = cache.get(key) if keep else None
     if hit is not None:
         return hit[0]
     parts = []
-    for b in range(start, stop):  # blocks already cached are reused, the others are not cached alone
-        one = cache.get(_block_key(seed, b, n_features, n_dims, kernel, gamma, dtype))
-        parts.append(one[0] if one is not None else _generate(bk, seed, b, n_features, n_dims, kernel, gamma, dtype))
+    for b in range(start, stop):  # cached blocks are reused; new ones are cached alone only if the stack is not
+        block_key = _block_key(seed, b, n_features, n_dims, kernel, gamma, dtype)
+        one = cache.get(block_key)
+        if one is None:
+            one = (_generate(bk, seed, b, n_features, n_dims, kernel, gamma, dtype),)
+            if not keep:
+                cache.put(block_key, one[0], _nbytes(dtype, n_features, n_dims))
+        parts.append(one[0])
     xp = bk.xp
     result = (xp.concat([p[0] for p in parts], axis=0), xp.concat([p[1] for p in parts], axis=0))
-    cache.put(key, result, _nbytes(dtype, (stop - start) * n_features, n_dims))
+    if keep:
+        cache.put(key, result, _nbytes(dtype, (stop - start) * n_features, n_dims))
     return result
 
 

@@ -161,6 +161,19 @@ def test_a_range_is_one_cache_entry():
     np.testing.assert_array_equal(single[0], omega_block(1, 4, 16, 3)[0])
 
 
+def test_a_range_not_kept_caches_its_blocks_instead():
+    """keep=False (the growing last group of a DSG prediction): the stack is not cached,
+    its blocks are, so the next, one block longer, stack regenerates only that block."""
+    clear_cache()
+    short = omega_blocks(1, 0, 3, 16, 3, keep=False)
+    info = cache_info()["cpu"]
+    assert info["blocks"] == 3 and info["nbytes"] == 3 * 8 * 16 * (3 + 1)
+    longer = omega_blocks(1, 0, 4, 16, 3, keep=False)
+    assert cache_info()["cpu"]["hits"] == info["hits"] + 3 and cache_info()["cpu"]["blocks"] == 4
+    np.testing.assert_array_equal(longer[0][:48], short[0])
+    np.testing.assert_array_equal(longer[0], omega_blocks(1, 0, 4, 16, 3)[0])  # kept or not: the same stack
+
+
 @pytest.mark.parametrize("start, stop", [(3, 3), (4, 2), (-1, 2), (0, 2**64)])
 def test_an_empty_or_bad_range_is_refused(start, stop):
     with pytest.raises(ValueError, match="start|stop"):
