@@ -79,7 +79,7 @@ def check_X(X, bk, dtype, *, name="X", min_samples=1, accept_sparse=False):
                "(DSG / UDSG / CDSG and TSGS3VM do), pass X.toarray()")
         raise TypeError(msg)
     xp = bk.xp
-    if not is_array(X) and not isinstance(X, np.ndarray):
+    if not is_array(X):  # a list, a DataFrame: to NumPy first
         X = np.asarray(X)
     if isinstance(X, np.ndarray):
         if X.dtype.kind == "c":

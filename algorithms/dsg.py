@@ -264,7 +264,7 @@ def _targets(y, X, bk, loss):
         msg = "`y` is required, got None"
         raise ValueError(msg)
     if loss == "squared":
-        y = bk.asarray(y if is_array(y) or isinstance(y, np.ndarray) else np.asarray(y))
+        y = bk.asarray(y if is_array(y) else np.asarray(y))
         if y.ndim == 2 and y.shape[1] == 1:
             y = y[:, 0]
         check_y_length(y, X)

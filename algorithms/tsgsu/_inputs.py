@@ -20,7 +20,7 @@ def _pointwise(X_similar, name="X_similar"):
         raise ValueError(msg)
     if is_sparse(X_similar):  # scipy.sparse is 2-D: points already
         return X_similar
-    if not is_array(X_similar) and not isinstance(X_similar, np.ndarray):
+    if not is_array(X_similar):
         X_similar = np.asarray(X_similar)
     ndim = X_similar.ndim
     if ndim == 3:
