@@ -9,7 +9,10 @@ run, written to ``DIR/report.md`` (Markdown) and ``DIR/report.json`` (raw figure
    bus width / 8, read from the device through CuPy; the model time is
    max(flops / peak, bytes / bandwidth) and "% roofline" is model / measured;
    rff_predict and rff_weighted_sum again with 1 GiB chunks (``NAME@1GiB``, device
-   only) against the default 256 MiB, in the same run;
+   only) against the default 256 MiB, and the launch-bound ops again through
+   Numba's own launches (``NAME@numba``, ``KBACKENDS_FAST_LAUNCH=0``) against
+   :func:`~kbackends.kernels._cuda_launch.run_kernel`'s cuda.core launches, in the
+   same run;
 3. whole fits (DSG on ijcnn1, in process and as a dask array of CuPy chunks on a
    one-worker distributed.LocalCluster, TSGS3VM on Skin_NonSkin, SBP on a9a, S3GD
    on a9a, DSG over one pass of synthetic rows; then what users run: DSGClassifier()
@@ -155,21 +158,24 @@ def run_tests(out, pytest_args, data):
 
 
 CHUNK_VARIANT = "@1GiB"  # an op name's suffix: the device measured with 1 GiB chunks, no cpu column
+NUMBA_VARIANT = "@numba"  # ... measured with Numba's own launches (KBACKENDS_FAST_LAUNCH=0), no cpu column
 
 
-def _with_chunk_bytes(make, budget):
-    """``make(bk)``'s callable run with ``_cuda_launch.CHUNK_BYTES = budget``."""
+def _with_launch_setting(make, name, value):
+    """``make(bk)``'s callable run with ``_cuda_launch.<name> = value`` (the chunk
+    budget, or the launch path), restored after each call."""
     from .kernels import _cuda_launch as launch
 
     def make_with(bk):
         fn = make(bk)
 
         def run():
-            saved, launch.CHUNK_BYTES = launch.CHUNK_BYTES, budget
+            saved = getattr(launch, name)
+            setattr(launch, name, value)
             try:
                 return fn()
             finally:
-                launch.CHUNK_BYTES = saved
+                setattr(launch, name, saved)
 
         return run
 
@@ -201,7 +207,8 @@ def _op_cases(sizes, rng):
     # the host's ~0.6 ms a chunk (62 chunks); device only, the cpu engine has no chunks.
     for op in ("rff_predict", "rff_weighted_sum"):
         name, shape, flops, nbytes, make = rff_case(op, *sizes["rff"])
-        cases.append((f"{name}{CHUNK_VARIANT}", shape + ", 1 GiB chunks", flops, nbytes, _with_chunk_bytes(make, 1 << 30)))
+        cases.append((f"{name}{CHUNK_VARIANT}", shape + ", 1 GiB chunks", flops, nbytes,
+                      _with_launch_setting(make, "CHUNK_BYTES", 1 << 30)))
     cases.append(rff_case("rff_features", *sizes["rff_features"]))
 
     n, d, b = sizes["response"]
@@ -255,6 +262,14 @@ def _op_cases(sizes, rng):
 
     cases.append(("prox_sgd_run", f"{steps} steps of batch {p}, d={d} (sgd)", 4.0 * steps * p * d,
                   4.0 * steps * p * (d + 2), make_prox))
+    # The launch-bound ops again through Numba's own launches, against run_kernel's
+    # cuda.core path in the same run (the H100 run found ~0.3-0.6 ms of host time a
+    # Numba launch): the difference is the host time the fast path saves.
+    for case in list(cases):
+        if case[0] in ("rff_predict", "kernel_response_update", "water_level", "water_level_biased", "prox_sgd_run"):
+            name, shape, flops, nbytes, make = case
+            cases.append((f"{name}{NUMBA_VARIANT}", shape + ", Numba's launches", flops, nbytes,
+                          _with_launch_setting(make, "FAST_LAUNCH", False)))
     return cases
 
 
@@ -272,7 +287,7 @@ def run_ops(bk, cpu, roof, sizes, skip, rows, budget):
         model = max(flops / roof["peak_flops"], nbytes / roof["peak_bytes"])
         row["model_s"] = model
         for label, backend in (("device", bk), ("cpu", cpu)):
-            if label == "cpu" and name.endswith(CHUNK_VARIANT):
+            if label == "cpu" and (name.endswith(CHUNK_VARIANT) or name.endswith(NUMBA_VARIANT)):
                 continue
             try:
                 seconds = _median_seconds(backend, make(backend), sizes["repeat"] if label == "device" else 1)
@@ -481,9 +496,16 @@ def _profile_fit(bk, fit, key, path):
         f.write(f"## {key}\n{text.getvalue()}\n")
 
 
+# Fits timed a third time on the device with Numba's own launches (KBACKENDS_FAST_LAUNCH=0):
+# what the cuda.core launch path saves a whole fit, in the same run.
+NUMBA_FITS = ("dsg-ijcnn1", "sbp-a9a", "s3gd-a9a-csr")
+
+
 def run_fits(bk, cpu, sizes, data, skip, rows, budget, profile=None):
     """Append one row per fit to ``rows``; ``budget()`` is False once time is up.
     With ``profile`` (a file path), each device fit is profiled once more into it."""
+    from .kernels import _cuda_launch as launch
+
     for key, title, prepare in _fits(sizes, data):
         if key in skip:
             continue
@@ -498,14 +520,22 @@ def run_fits(bk, cpu, sizes, data, skip, rows, budget, profile=None):
             row["error"] = f"data: {type(exc).__name__}: {exc}"
             rows.append(row)
             continue
-        for label, backend in (("device", bk), ("cpu", cpu)):
+        for label, backend in (("device", bk), ("cpu", cpu), ("device_numba", bk)):
+            if label == "device_numba" and (key not in NUMBA_FITS or "device_s" not in row):
+                continue
             if f"{key}:{label}" in skip or not budget():
                 continue
+            counts, fast = dict(launch.launch_counts), launch.FAST_LAUNCH
+            launch.FAST_LAUNCH = fast and label != "device_numba"
             try:
                 row[f"{label}_s"], row[f"{label}_acc"] = _timed_fit(backend, fit, predict, Xt, yt, sizes["warm_fits"])
             except Exception as exc:  # noqa: BLE001 - the report goes on; the error is its finding
                 row[f"{label}_error"] = f"{type(exc).__name__}: {exc}"
                 row[f"{label}_trace"] = traceback.format_exc(limit=4)
+            finally:
+                launch.FAST_LAUNCH = fast
+            if label == "device":  # which path the fit's launches took (warm-up and prediction included)
+                row["launches"] = {k: launch.launch_counts[k] - counts[k] for k in counts}
         if "device_s" in row and "cpu_s" in row:
             row["speedup_vs_cpu"] = row["cpu_s"] / row["device_s"]
         if profile is not None and "device_s" in row and budget():
@@ -560,13 +590,20 @@ def markdown(report):
             if key in r:
                 lines.append(f"| {r['op']} | {key}: {r[key][:200]} |||||||||||")
     lines += ["", "## Whole fits against the cpu engine", "",
-              "| fit | device s | device acc % | cpu s | cpu acc % | speed-up |", "|---|---|---|---|---|---|"]
+              ("launches: the device fit's kernel launches through cuda.core / through Numba; device s with "
+               "Numba's launches: the same fit with `KBACKENDS_FAST_LAUNCH=0`, same run."), "",
+              "| fit | device s | device acc % | cpu s | cpu acc % | speed-up | launches | device s with Numba's launches |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in report["fits"]:
+        counts = r.get("launches")
+        launches = "-" if counts is None else f"{counts['fast']} / {counts['numba']}"
         lines.append(f"| {r['title']} | {_fmt(r.get('device_s'), '.3f')} | {_pct(r, 'device_acc')} | "
-                     f"{_fmt(r.get('cpu_s'), '.3f')} | {_pct(r, 'cpu_acc')} | {_fmt(r.get('speedup_vs_cpu'), '.1f')}x |")
-        for key in ("error", "device_error", "cpu_error"):
+                     f"{_fmt(r.get('cpu_s'), '.3f')} | {_pct(r, 'cpu_acc')} | {_fmt(r.get('speedup_vs_cpu'), '.1f')}x | "
+                     f"{launches} | "
+                     f"{_fmt(r.get('device_numba_s'), '.3f')} |")
+        for key in ("error", "device_error", "cpu_error", "device_numba_error"):
             if key in r:
-                lines.append(f"| {r['title']} | {key}: {r[key][:200]} |||||")
+                lines.append(f"| {r['title']} | {key}: {r[key][:200]} |||||||")
     return "\n".join(lines) + "\n"
 
 

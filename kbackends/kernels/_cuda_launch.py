@@ -1,12 +1,15 @@
 """Shared launch helpers for the Numba-CUDA kernels: stream and device context,
-launch geometry and row chunks.
+the launch itself (:func:`run_kernel`), launch geometry and row chunks.
 
 The geometry functions are pure (integers in, integers out) so the hardware
 limits can be checked on any machine: the CUDA simulator has no grid limits,
 a real GPU rejects a launch past them.
 """
 
+import os
 from contextlib import contextmanager
+
+import numpy as np
 
 from .._xp_utils import is_cupy_namespace
 
@@ -27,37 +30,186 @@ BLOCK_2D = (32, 8)  # x over columns (one warp reads 32 consecutive elements), y
 CHUNK_BYTES = 1 << 28
 
 
-def launch_stream(xp):
-    """The stream to launch on: CuPy's current stream for CuPy arrays, so our
-    kernels order correctly with the user's CuPy work; the default stream
-    otherwise (NumPy arrays under the CUDA simulator).
+class DeviceStream:
+    """Where a CuPy launch goes: CuPy's current device and stream (the stream's
+    handle). :func:`launch_context` yields one for CuPy arrays, 0 for NumPy
+    arrays under the simulator."""
 
-    Launch inside :func:`launch_context` where the device matters (it does on a
-    machine with more than one GPU)."""
-    if is_cupy_namespace(xp):
-        import cupy
-        from numba import cuda
+    __slots__ = ("device", "ptr")
 
-        return cuda.external_stream(cupy.cuda.get_current_stream().ptr)
-    return 0
+    def __init__(self, device, ptr):
+        self.device = device
+        self.ptr = ptr
 
 
 @contextmanager
 def launch_context(xp):
-    """Context to launch in, yielding the stream.
+    """Context to launch in, yielding the stream for :func:`run_kernel`.
 
-    For CuPy arrays: Numba's context of CuPy's current device (Numba would
-    otherwise launch on device 0 whatever device the arrays live on) and CuPy's
-    current stream. For NumPy arrays (the simulator): stream 0, no context.
+    For CuPy arrays: a :class:`DeviceStream` of CuPy's current device and stream,
+    so our kernels order correctly with the user's CuPy work and run on the
+    device the arrays live on (Numba alone would launch on device 0 on a machine
+    with several GPUs). For NumPy arrays (the simulator): stream 0.
     """
     if is_cupy_namespace(xp):
         import cupy
-        from numba import cuda
 
-        with cuda.gpus[cupy.cuda.Device().id]:
-            yield cuda.external_stream(cupy.cuda.get_current_stream().ptr)
+        yield DeviceStream(cupy.cuda.Device().id, cupy.cuda.get_current_stream().ptr)
     else:
         yield 0
+
+
+# Launches through cuda.core (the fast path) unless KBACKENDS_FAST_LAUNCH=0: the
+# switch is there to compare the two paths on a GPU, and as a way around a fault.
+FAST_LAUNCH = os.environ.get("KBACKENDS_FAST_LAUNCH", "1") != "0"
+launch_counts = {"fast": 0, "numba": 0}  # launches by path, for tests and gpu-report
+
+_SCALARS = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+            np.float32, np.float64)
+_compiled = {}  # (kernel, device, argument key) -> cuda.core Kernel, or None: Numba's path
+_configs = {}  # (grid, block) -> cuda.core LaunchConfig
+_streams = {}  # stream handle -> cuda.core Stream
+_cupy_ndarray = None
+
+
+def run_kernel(kernel, grid, block, stream, *args):
+    """``kernel[grid, block, stream](*args)``, with little host time on a GPU.
+
+    Numba-CUDA types every argument anew at each launch (through DLPack for a
+    CuPy array): 0.3-0.6 ms of host time a launch on an H100's host, where the
+    device work of a step is tens of microseconds (docs/benchmarks.md, "GPU").
+    The first launch of a kernel with an argument signature (dtypes, ranks,
+    scalar types) on a device goes through Numba, which types and compiles it;
+    the compiled kernel is kept, and later launches with the same signature pack
+    the arguments as Numba's calling convention lays them out (an array: its
+    meminfo and parent, both null, size, itemsize, data pointer, shape and
+    strides; a scalar: its own type) and launch through ``cuda.core.launch``.
+    Anything else (a non-contiguous array, an argument type the packing does not
+    know, the simulator, ``KBACKENDS_FAST_LAUNCH=0``) launches through Numba.
+    """
+    if not isinstance(stream, DeviceStream):  # NumPy arrays: the simulator
+        kernel[grid, block, stream](*args)
+        launch_counts["numba"] += 1
+        return
+    if FAST_LAUNCH:
+        params, key = pack_arguments(args, _array_type())
+        if key is not None:
+            handle = _compiled.get((kernel, stream.device, key), False)
+            if handle is False:
+                handle = _compile(kernel, stream.device, key, args)
+            if handle is not None:
+                _launch_core(handle, grid, block, stream.ptr, params)
+                launch_counts["fast"] += 1
+                return
+    _launch_numba(kernel, grid, block, stream, args)
+    launch_counts["numba"] += 1
+
+
+def _launch_numba(kernel, grid, block, stream, args):
+    from numba import cuda
+
+    with cuda.gpus[stream.device]:
+        kernel[grid, block, cuda.external_stream(stream.ptr)](*args)
+
+
+def _array_type():
+    global _cupy_ndarray
+    if _cupy_ndarray is None:
+        import cupy
+
+        _cupy_ndarray = cupy.ndarray
+    return _cupy_ndarray
+
+
+def pack_arguments(args, array_type):
+    """Kernel parameters in Numba's calling convention, and the key of their types.
+
+    Returns ``(params, key)``; ``key`` is None where an argument is not one the
+    fast path packs (then Numba launches it). ``array_type`` arrays must be
+    C-contiguous and have CuPy's attributes (``data.ptr``, ``shape``,
+    ``strides`` in bytes, ``size``, ``itemsize``, ``flags``).
+    """
+    params, key = [], []
+    for a in args:
+        t = type(a)
+        if isinstance(a, array_type):
+            if not a.flags.c_contiguous:
+                return None, None
+            key.append((a.dtype.char, a.ndim))
+            params += (0, 0, a.size, a.itemsize, a.data.ptr, *a.shape, *a.strides)
+        elif t is int:
+            if not -(1 << 63) <= a < (1 << 63):
+                return None, None
+            key.append(int)
+            params.append(np.int64(a))
+        elif t is float:
+            key.append(float)
+            params.append(a)  # cuda.core passes a Python float as a double
+        elif t is bool:
+            key.append(bool)
+            params.append(np.bool_(a))  # cuda.core would pass a Python bool as an int
+        elif t in _SCALARS:
+            key.append(t)
+            params.append(a)
+        elif t is tuple:  # Numba passes a tuple's members one after another
+            inner, inner_key = pack_arguments(a, array_type)
+            if inner_key is None:
+                return None, None
+            key.append((tuple, inner_key))
+            params += inner
+        else:
+            return None, None
+    return params, tuple(key)
+
+
+def expected_numba_type(k):
+    """The Numba type Numba gives an argument of key ``k`` (see :func:`pack_arguments`)."""
+    from numba.cuda import types
+    from numba.cuda.np.numpy_support import from_dtype
+
+    if isinstance(k, tuple) and k[0] is tuple:
+        return types.BaseTuple.from_types([expected_numba_type(m) for m in k[1]])
+    if isinstance(k, tuple):
+        return types.Array(from_dtype(np.dtype(k[0])), k[1], "C")
+    return {int: types.int64, float: types.float64, bool: types.boolean}.get(k) or from_dtype(np.dtype(k))
+
+
+def _compile(kernel, device, key, args):
+    """The cuda.core kernel of ``kernel`` for the arguments' types on ``device``,
+    compiled (or loaded from Numba's cache) as Numba would at a launch; None
+    (Numba launches these arguments from now on) where Numba types an argument
+    otherwise than :func:`pack_arguments` assumed, or the kernel is not
+    reachable through Numba's internals of this version."""
+    from numba import cuda
+
+    handle = None
+    with cuda.gpus[device]:
+        argtypes = tuple(kernel.typeof_pyval(a) for a in args)
+        compiled = kernel.compile(argtypes)
+        try:
+            if all(t == expected_numba_type(k) for t, k in zip(argtypes, key)):
+                handle = compiled._codelibrary.get_cufunc().kernel
+        except (ImportError, AttributeError):  # another numba-cuda's internals: Numba's own launch
+            handle = None
+    _compiled[(kernel, device, key)] = handle
+    return handle
+
+
+def _launch_core(handle, grid, block, stream_ptr, params):
+    from cuda.core import LaunchConfig, Stream
+    from cuda.core import launch as core_launch
+
+    config = _configs.get((grid, block))
+    if config is None:
+        if len(_configs) > 4096:  # grids follow the data's sizes: keep the cache bounded
+            _configs.clear()
+        config = _configs[(grid, block)] = LaunchConfig(grid=grid, block=block, shmem_size=0)
+    stream = _streams.get(stream_ptr)
+    if stream is None:
+        if len(_streams) > 64:
+            _streams.clear()
+        stream = _streams[stream_ptr] = Stream.from_handle(stream_ptr)
+    core_launch(stream, config, handle, *params)
 
 
 def _check_count(name, value):

@@ -102,3 +102,131 @@ def test_chunk_rows_fits_the_budget(n_rows, per_row, budget, expected):
     rows = launch.chunk_rows(n_rows, per_row, budget)
     assert rows == expected
     assert rows == 1 or rows * per_row <= budget
+
+
+# The launch path (kbackends.kernels._cuda_launch.run_kernel). Its packing is
+# checked here against Numba's typing, and in the PTX pass against the compiled
+# kernels' parameter lists (tests/kbackends/test_ptx.py); a GPU run compares its
+# launches with Numba's bit for bit (tests/kbackends/test_cuda_ops.py).
+
+import numpy as np  # noqa: E402
+
+from _device_like import DeviceLike  # noqa: E402
+
+
+def test_an_array_packs_as_numbas_calling_convention():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    params, key = launch.pack_arguments((DeviceLike(a),), DeviceLike)
+    assert key == (("f", 2),)
+    # meminfo, parent (null), size, itemsize, data, shape, strides in bytes
+    assert params == [0, 0, 12, 4, a.ctypes.data, 3, 4, 16, 4]
+
+
+def test_scalars_pack_in_the_type_numba_gives_them():
+    params, key = launch.pack_arguments((3, 2.5, True, np.float32(1.5), np.uint64(7)), DeviceLike)
+    assert key == (int, float, bool, np.float32, np.uint64)
+    assert [type(p) for p in params] == [np.int64, float, np.bool_, np.float32, np.uint64]
+    assert params == [3, 2.5, True, 1.5, 7]
+
+
+@pytest.mark.parametrize("args", [
+    (DeviceLike(np.zeros((4, 6), np.float32)[:, ::2]),),  # strided: Numba types it 'A'
+    (1 << 63,),  # no int64
+    ("text",),
+    ((1, "text"),),
+    (np.zeros(3),),  # a host array among device ones
+])
+def test_what_the_packing_does_not_know_goes_to_numba(args):
+    assert launch.pack_arguments(args, DeviceLike) == (None, None)
+
+
+@pytest.mark.parametrize("value", [
+    np.zeros((5,), np.float32), np.zeros((2, 3), np.float64), np.zeros((2, 2, 2), np.int64), np.zeros((4,), np.uint32),
+    np.zeros((3,), np.int32), np.zeros((), np.float32), 7, 0.5, False, np.float32(1), np.float64(1), np.int64(1),
+    np.uint64(1), np.int32(1), np.bool_(True), (np.uint64(1), np.uint64(2)), (1, 2.0, np.float32(3)),
+])
+def test_the_expected_type_is_numbas(value):
+    """The key -> Numba type map the fast path checks a compiled kernel against
+    is the one Numba's own typing gives (C-contiguous arrays, scalars)."""
+    from numba.cuda.typing.typeof import Purpose, typeof
+
+    arg = DeviceLike(value) if isinstance(value, np.ndarray) else value
+    if isinstance(value, tuple):
+        assert launch.pack_arguments((arg,), DeviceLike)[0] == list(value)  # the members, flattened
+    _, (key,) = launch.pack_arguments((arg,), DeviceLike)
+    assert launch.expected_numba_type(key) == typeof(value, Purpose.argument)
+
+
+class _Kernel:
+    """Records Numba-style launches (``kernel[grid, block, stream](*args)``)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getitem__(self, config):
+        return lambda *args: self.calls.append((config, args))
+
+
+@pytest.fixture
+def paths(monkeypatch):
+    """The fast path with its compile and cuda.core launch recorded (no GPU here)."""
+    seen = {"compiled": [], "core": [], "numba": []}
+    monkeypatch.setattr(launch, "_array_type", lambda: DeviceLike)
+    monkeypatch.setattr(launch, "_compiled", {})
+    monkeypatch.setattr(launch, "launch_counts", {"fast": 0, "numba": 0})
+    monkeypatch.setattr(launch, "FAST_LAUNCH", True)
+
+    def compile_(kernel, device, key, args):
+        seen["compiled"].append(key)
+        launch._compiled[(kernel, device, key)] = "handle"
+        return "handle"
+
+    monkeypatch.setattr(launch, "_compile", compile_)
+    monkeypatch.setattr(launch, "_launch_core", lambda *a: seen["core"].append(a))
+    monkeypatch.setattr(launch, "_launch_numba", lambda *a: seen["numba"].append(a))
+    return seen
+
+
+def test_a_signature_compiles_once_then_launches_through_cuda_core(paths):
+    kernel, stream = _Kernel(), launch.DeviceStream(0, 1234)
+    x = DeviceLike(np.zeros(8, np.float32))
+    for n in (1, 2, 3):
+        launch.run_kernel(kernel, 4, 128, stream, x, n)
+    assert paths["compiled"] == [(("f", 1), int)]
+    assert [(h, g, b, s) for h, g, b, s, _ in paths["core"]] == [("handle", 4, 128, 1234)] * 3
+    assert [p[-1] for *_, p in paths["core"]] == [1, 2, 3]
+    assert launch.launch_counts == {"fast": 3, "numba": 0} and not paths["numba"] and not kernel.calls
+    launch.run_kernel(kernel, 4, 128, stream, DeviceLike(np.zeros(8, np.float64)), 1)  # another signature
+    assert paths["compiled"][-1] == (("d", 1), int)
+
+
+def test_numba_launches_what_the_fast_path_cannot(paths, monkeypatch):
+    kernel, stream = _Kernel(), launch.DeviceStream(0, 1234)
+    strided = DeviceLike(np.zeros((4, 6), np.float32)[:, ::2])
+    launch.run_kernel(kernel, 1, 32, stream, strided)
+    monkeypatch.setattr(launch, "FAST_LAUNCH", False)  # KBACKENDS_FAST_LAUNCH=0
+    launch.run_kernel(kernel, 1, 32, stream, DeviceLike(np.zeros(3, np.float32)))
+    assert len(paths["numba"]) == 2 and not paths["core"] and not paths["compiled"]
+    assert launch.launch_counts == {"fast": 0, "numba": 2}
+
+
+def test_a_signature_numba_types_otherwise_stays_on_numba(paths, monkeypatch):
+    """_compile records None where Numba's types differ from the packing's: Numba
+    launches that signature from then on, without compiling again."""
+    def compile_none(kernel, device, key, args):
+        paths["compiled"].append(key)
+        launch._compiled[(kernel, device, key)] = None
+        return None
+
+    monkeypatch.setattr(launch, "_compile", compile_none)
+    kernel, stream = _Kernel(), launch.DeviceStream(0, 1234)
+    for _ in range(2):
+        launch.run_kernel(kernel, 1, 32, stream, DeviceLike(np.zeros(3, np.float32)))
+    assert len(paths["compiled"]) == 1 and len(paths["numba"]) == 2 and not paths["core"]
+
+
+def test_the_simulator_launches_through_numba_on_stream_0(paths):
+    kernel = _Kernel()
+    launch.run_kernel(kernel, 2, 64, 0, np.zeros(3))
+    assert kernel.calls[0][0] == (2, 64, 0) and not paths["core"] and not paths["numba"]
+    assert launch.launch_counts == {"fast": 0, "numba": 1}

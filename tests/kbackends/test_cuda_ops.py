@@ -112,3 +112,71 @@ def test_anchor_ops_over_chunks_and_repeatable(bk, small_chunks, dtype_name):
     got = _cuda.anchor_accumulate(bk.asarray(dup), bk.asarray(np.ones((1, 3), dtype_name)),
                                   bk.asarray(np.ones((1, 1), dtype_name)), xp=bk.xp, n_anchors=2)
     np.testing.assert_array_equal(to_numpy(got)[:, 0], [1.0, 2.0])
+
+
+def _every_kernel(bk, dtype_name):
+    """One call of each cuda op (every Numba-CUDA kernel launched at least once), as NumPy."""
+    from kbackends import get_kernel
+    from kbackends.testing import prox_sgd_problem
+
+    xp, cuda_of = bk.xp, (lambda name: kernel_module(name, "cuda"))
+    rng = np.random.default_rng(5)
+    n, m, d = 29, 6, 3
+    X = rng.standard_normal((n, d)).astype(dtype_name)
+    omega, phase = cuda_of("omega").omega_block(xp=xp, seed=3, block=1, n_features=m, n_dims=d, kernel="rbf",
+                                                 scale=0.7, dtype=dtype_name)
+    Xd, g = bk.asarray(X), bk.asarray(rng.standard_normal((2, n)).astype(dtype_name))
+    coef = bk.asarray(rng.standard_normal((2 * m, 2)).astype(dtype_name))
+    rff, out = cuda_of("rff"), {"omega": omega, "phase": phase}
+    for form in ("cos", "cossin"):
+        out[f"features {form}"] = rff.rff_features(Xd, omega, phase, xp=xp, form=form)
+        out[f"predict {form}"] = rff.rff_predict(Xd, omega, phase, coef[: m if form == "cos" else 2 * m], xp=xp,
+                                                 form=form)
+        out[f"weighted {form}"] = rff.rff_weighted_sum(Xd, omega, phase, g, xp=xp, form=form)
+    idx = bk.asarray(rng.integers(0, n, 5))
+    w, y, c = (bk.asarray(a.astype(dtype_name)) for a in (rng.standard_normal(5), np.sign(rng.standard_normal(n)),
+                                                          rng.standard_normal(n)))
+    out["response"] = cuda_of("response").kernel_response_update(Xd, idx, w, y, c, xp=xp, kernel="rbf", gamma=0.4)
+    wf = cuda_of("waterfill")
+    out["level"] = wf.water_level(c, bk.asarray(np.array([1.5, 0.5])), bk.asarray(np.array([0, 12, n])), xp=xp)
+    out["biased"] = wf.water_level_biased(c, y, 2.0, xp=xp)
+    anchors = cuda_of("anchors")
+    A = bk.asarray(X[:7])
+    out["knn"] = anchors.anchor_knn(Xd, A, xp=xp, k=3)
+    out["accumulate"] = anchors.anchor_accumulate(out["knn"][0], xp.abs(out["knn"][1]), Xd, xp=xp, n_anchors=7)
+    out["propagate"] = anchors.anchor_propagate(out["knn"][0], xp.abs(out["knn"][1]), A, xp=xp)
+    P, cls, cw, Z, G, pidx, gw = prox_sgd_problem()
+    host = [np.asarray(a, dtype=dtype_name) if np.asarray(a).dtype.kind == "f" else a
+            for a in (P, cls, np.full(P.shape[1] + 1, 0.1), rng.integers(0, P.shape[0], (4, 7)), cw, Z, G, pidx, gw)]
+    out["prox"] = get_kernel("prox_sgd_run", bk)(*(bk.asarray(a) for a in host), xp=xp, method="s3gd",
+                                                  loss="logistic", beta=5.0, eta=0.3, l1=0.0, l2=0.01, k_in=2,
+                                                  n_outer=2, record_step=1)
+    import scipy.sparse as sp
+    from kbackends import ops
+
+    S = ops.as_csr(ops.to_backend(sp.random(n, d, density=0.4, format="csr", random_state=1, dtype=dtype_name), bk))
+    out["csr predict"] = rff.rff_predict(S, omega, phase, coef[:m], xp=xp, form="cos")
+    out["csr response"] = cuda_of("response").kernel_response_update(S, idx, w, y, c, xp=xp, kernel="rbf", gamma=0.4)
+    out["csr accumulate"] = anchors.anchor_accumulate(out["knn"][0], xp.abs(out["knn"][1]), S, xp=xp, n_anchors=7)
+    flat = {}
+    for key, value in out.items():
+        for i, v in enumerate(value if isinstance(value, tuple) else (value,)):
+            flat[f"{key} {i}"] = to_numpy(v)
+    return flat
+
+
+@pytest.mark.skipif(SIMULATOR, reason="cuda.core launches need a GPU")
+def test_the_fast_launch_gives_numbas_results_bit_for_bit(bk, small_chunks, dtype_name, monkeypatch):
+    """Every kernel launched through cuda.core (kbackends.kernels._cuda_launch.run_kernel)
+    gives what Numba's own launch gives, to the bit, and no op falls back to Numba."""
+    monkeypatch.setattr(launch, "launch_counts", {"fast": 0, "numba": 0})
+    monkeypatch.setattr(launch, "FAST_LAUNCH", False)
+    by_numba = _every_kernel(bk, dtype_name)
+    assert launch.launch_counts["fast"] == 0 and launch.launch_counts["numba"] > 20
+    monkeypatch.setattr(launch, "launch_counts", {"fast": 0, "numba": 0})
+    monkeypatch.setattr(launch, "FAST_LAUNCH", True)
+    fast = _every_kernel(bk, dtype_name)
+    assert launch.launch_counts["numba"] == 0 and launch.launch_counts["fast"] > 20
+    assert fast.keys() == by_numba.keys()
+    for key in fast:
+        np.testing.assert_array_equal(fast[key], by_numba[key], err_msg=key)

@@ -18,6 +18,7 @@ compiles the device functions a kernel calls: the ``sm_90`` fixture answers
 Runs without ``NUMBA_ENABLE_CUDASIM`` (the simulator has no compiler).
 """
 
+import functools
 import importlib
 import os
 import re
@@ -83,12 +84,19 @@ def test_every_kernel_is_listed_with_float32_and_float64(name):
         assert any("float32" in s for s in sigs) and any("float64" in s for s in sigs), kernel
 
 
-@pytest.mark.parametrize("name, kernel, sig", _signatures())
-def test_compiles_for_sm_90_and_float32_stays_float32(sm_90, name, kernel, sig):
+@functools.lru_cache(maxsize=None)
+def _ptx(name, kernel, sig):
     from numba import cuda
 
     module = importlib.import_module(name)
     ptx, _ = cuda.compile_ptx(getattr(module, kernel).py_func, sig, cc=CC)
+    return ptx
+
+
+@pytest.mark.parametrize("name, kernel, sig", _signatures())
+def test_compiles_for_sm_90_and_float32_stays_float32(sm_90, name, kernel, sig):
+    module = importlib.import_module(name)
+    ptx = _ptx(name, kernel, sig)
     assert ".target sm_90" in ptx
     if "float32" not in sig or kernel in getattr(module, "PTX_FLOAT64_BY_DESIGN", {}):
         return
@@ -108,3 +116,36 @@ def test_the_check_sees_float64(sm_90):
 
     ptx, _ = cuda.compile_ptx(promoted, "void(float32[::1], float32[::1])", cc=CC)
     assert any(_F64.search(line) for line in ptx.splitlines())
+
+
+# The kernel's parameters as PTX declares them: `.param .u64 name_param_0`, `.param .u8 ...`.
+_PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.[bsuf](8|16|32|64)\b")
+
+
+def _width(value):
+    """Bytes cuda.core passes for a packed parameter (a Python int: a pointer-sized integer)."""
+    import numpy as np
+
+    return 8 if isinstance(value, (int, float)) else np.asarray(value).dtype.itemsize
+
+
+@pytest.mark.parametrize("name, kernel, sig", _signatures())
+def test_the_fast_launch_packs_the_kernels_parameters(sm_90, name, kernel, sig):
+    """kbackends.kernels._cuda_launch.run_kernel launches a compiled kernel through
+    cuda.core with the parameters laid out by ``pack_arguments``: their number and
+    widths must be the compiled entry's, for every kernel and signature we launch."""
+    from numba.cuda.core.sigutils import normalize_signature
+
+    from _device_like import DeviceLike, argument_for
+
+    launch = importlib.import_module("kbackends.kernels._cuda_launch")
+    ptx = _ptx(name, kernel, sig)
+    entry = ptx[ptx.index(".entry"):]
+    declared = [int(bits) // 8 for bits in _PARAM.findall(entry[: entry.index(")")])]
+    argtypes, _ = normalize_signature(sig)
+    params, key = launch.pack_arguments(tuple(argument_for(t) for t in argtypes), DeviceLike)
+    assert key is not None
+    assert [_width(p) for p in params] == declared
+    for k, t in zip(key, argtypes):  # layouts aside ('A' or 'C': the same parameters), Numba's types
+        expected = launch.expected_numba_type(k)
+        assert expected == (t.copy(layout="C", readonly=False) if hasattr(t, "layout") else t)

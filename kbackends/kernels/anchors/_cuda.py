@@ -146,8 +146,8 @@ def _sparse_knn(X, anchors, out_idx, out_dist, *, xp):
             else:
                 Dt, sq = xp.asarray(anchors @ xp.ascontiguousarray(Xc.T)), xp.sum(Xc * Xc, axis=1)
             blocks, threads = launch.grid_1d(stop - start)
-            _select_k[blocks, threads, stream](xp.ascontiguousarray(Dt), xp.ascontiguousarray(sq), sq_a,
-                                               out_idx[start:stop], out_dist[start:stop])
+            launch.run_kernel(_select_k, blocks, threads, stream, xp.ascontiguousarray(Dt), xp.ascontiguousarray(sq),
+                              sq_a, out_idx[start:stop], out_dist[start:stop])
     return out_idx, out_dist
 
 
@@ -168,9 +168,8 @@ def anchor_knn(X, anchors, *, xp, k):
             Xc = X[start:stop]
             Dt = xp.matmul(anchors, Xc.T)  # (m, rows): row i's distances down column i
             blocks, threads = launch.grid_1d(stop - start)
-            _select_k[blocks, threads, stream](
-                Dt, xp.sum(Xc * Xc, axis=1), sq_a, out_idx[start:stop], out_dist[start:stop]
-            )
+            launch.run_kernel(_select_k, blocks, threads, stream,
+                              Dt, xp.sum(Xc * Xc, axis=1), sq_a, out_idx[start:stop], out_dist[start:stop])
     return out_idx, out_dist
 
 
@@ -182,7 +181,7 @@ def anchor_propagate(indices, weights, values, *, xp):
         indices, weights, V = launch.contiguous(xp, xp.astype(indices, xp.int64), xp.astype(weights, V.dtype), V)
         blocks, threads = launch.grid_1d(total)
         with launch.launch_context(xp) as stream:
-            _propagate[blocks, threads, stream](indices, weights, V, out)
+            launch.run_kernel(_propagate, blocks, threads, stream, indices, weights, V, out)
     return out[:, 0] if values.ndim == 1 else out
 
 
@@ -198,7 +197,8 @@ def _sparse_accumulate(indices, weights, R, *, xp, n_anchors):
     flat_w = xp.ascontiguousarray(xp.reshape(xp.astype(weights, R.dtype), (-1,)))
     blocks = min(n_anchors, launch.MAX_GRID_YZ)
     with launch.launch_context(xp) as stream:
-        _accumulate_csr[blocks, _ACC_THREADS, stream](
+        launch.run_kernel(
+            _accumulate_csr, blocks, _ACC_THREADS, stream,
             xp.ascontiguousarray(order), xp.ascontiguousarray(starts), flat_w, k, R.data, R.indices, R.indptr, out)
     return out
 
@@ -218,6 +218,7 @@ def anchor_accumulate(indices, weights, rows, *, xp, n_anchors):
             stop = min(n, start + step)
             block = xp.zeros((stop - start, n_anchors), dtype=R.dtype)
             blocks, threads = launch.grid_1d(stop - start)
-            _scatter_weights[blocks, threads, stream](indices[start:stop], weights[start:stop], block)
+            launch.run_kernel(_scatter_weights, blocks, threads, stream,
+                              indices[start:stop], weights[start:stop], block)
             out += xp.matmul(block.T, R[start:stop])
     return out[:, 0] if rows.ndim == 1 else out

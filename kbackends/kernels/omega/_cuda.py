@@ -45,5 +45,6 @@ def omega_block(*, xp, seed, block, n_features, n_dims, kernel, scale, dtype, de
     if n_threads:
         blocks, threads = launch.grid_1d(n_threads)
         with launch.launch_context(xp) as stream:
-            _fill_omega[blocks, threads, stream](omega, phase, *fill_arguments(seed, block, kernel, scale, _CONSTS))
+            launch.run_kernel(_fill_omega, blocks, threads, stream,
+                              omega, phase, *fill_arguments(seed, block, kernel, scale, _CONSTS))
     return omega, phase

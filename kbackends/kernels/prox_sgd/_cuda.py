@@ -63,7 +63,7 @@ NVIDIA does not promise to repeat bit for bit).
 import numpy as np
 from numba import config, cuda
 
-from .._cuda_launch import contiguous, launch_stream
+from .._cuda_launch import contiguous, launch_context, run_kernel
 from ...losses import PSI_CODES, dpsi, dpsi_typed
 from ._xp import METHODS
 
@@ -228,15 +228,15 @@ def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, 
     H = xp.zeros((d,), dtype=dt)
     D = xp.zeros((2, 1), dtype=dt)
     u_ref = xp.zeros((1,), dtype=dt)
-    stream = launch_stream(xp)
     scalars = (code, lcode, typed(beta), typed(eta), typed(l1), typed(1.0 / (1.0 + 2.0 * eta * l2)), typed(1.0 / p))
     args = (X, cls, batches)
     tail = (nbr_idx, nbr_w)
     if code != 2:  # S3GD computes its snapshot in the kernel, SGD has none: the whole run in one launch
         anchors, G = contiguous(xp, xp.astype(anchors, dt, copy=False), xp.astype(G, dt, copy=False))
         D = xp.empty((2, anchors.shape[0]), dtype=dt)  # S3GD's is written at each outer loop before use
-        _steps[1, _THREADS, stream](*args, 0, n_outer, k_in, anchors, G, D, *tail, u_ref, H, w, coef, *scalars,
-                                    record_step, record_g, record_w, int(sparse), *csr)
+        with launch_context(xp) as stream:
+            run_kernel(_steps, 1, _THREADS, stream, *args, 0, n_outer, k_in, anchors, G, D, *tail, u_ref, H, w, coef,
+                       *scalars, record_step, record_g, record_w, int(sparse), *csr)
         return w, record_g, record_w
     none = xp.zeros((0, X.shape[1]), dtype=dt), xp.zeros((2, 0, d), dtype=dt)
     signs = xp.astype(cls, dt) * 2.0 - 1.0
@@ -244,6 +244,7 @@ def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, 
         u_ref = xp.ascontiguousarray((X_csr @ w[:-1] if sparse else xp.matmul(X, w[:-1])) + w[-1])
         a = sample_weight * dpsi(u_ref, signs, lcode, beta, xp) / n
         H = xp.ascontiguousarray(xp.concat((X_csr.T @ a if sparse else xp.matmul(a, X), xp.sum(a)[None])))
-        _steps[1, _THREADS, stream](*args, outer * k_in, 1, k_in, *none, D, *tail, u_ref, H, w, coef, *scalars,
-                                    record_step, record_g, record_w, int(sparse), *csr)
+        with launch_context(xp) as stream:
+            run_kernel(_steps, 1, _THREADS, stream, *args, outer * k_in, 1, k_in, *none, D, *tail, u_ref, H, w, coef,
+                       *scalars, record_step, record_g, record_w, int(sparse), *csr)
     return w, record_g, record_w

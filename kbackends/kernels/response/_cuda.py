@@ -89,7 +89,7 @@ def csr_rows_dense(X, rows, *, xp):
     rows = xp.astype(xp.asarray(rows), xp.int64, copy=False)
     grid, block = launch.grid_2d(m, 32)
     with launch.launch_context(xp) as stream:
-        _csr_rows_dense[grid, block, stream](X.data, X.indices, X.indptr, rows, out)
+        launch.run_kernel(_csr_rows_dense, grid, block, stream, X.data, X.indices, X.indptr, rows, out)
     return out
 
 
@@ -121,9 +121,8 @@ def _sparse_update(X, idx, w, y, c, *, xp, kernel, gamma, sq_norms):
             Xc = X if (start == 0 and stop == n) else X[start:stop]
             Dt = xp.ascontiguousarray(xp.asarray(Xc @ St).T)  # (m, rows): row i's products down column i
             blocks, threads = launch.grid_1d(stop - start)
-            _rbf_response[blocks, threads, stream](
-                Dt, sq_x[start:stop], sq_s, w, neg_gamma, c[start:stop], y[start:stop], out[start:stop],
-            )
+            launch.run_kernel(_rbf_response, blocks, threads, stream,
+                              Dt, sq_x[start:stop], sq_s, w, neg_gamma, c[start:stop], y[start:stop], out[start:stop])
     return out
 
 
@@ -149,7 +148,7 @@ def kernel_response_update(X, idx, w, y, c, *, xp, kernel, gamma, sq_norms=None)
             stop = min(n, start + step)
             Xc = X[start:stop]
             blocks, threads = launch.grid_1d(stop - start)
-            _rbf_response[blocks, threads, stream](
+            launch.run_kernel(_rbf_response, blocks, threads, stream,
                 xp.matmul(S, Xc.T), xp.sum(Xc * Xc, axis=1), sq_s, w, neg_gamma,
                 c[start:stop], y[start:stop], out[start:stop],
             )

@@ -235,7 +235,7 @@ def _sparse_product(sparse, start, stop, omega_t, Z, xp, stream):
     indptr, indices, data, rows = sparse
     chunk = xp.arange(start, stop, dtype=xp.int64) if rows is None else rows[start:stop]
     grid, block = launch.grid_2d(stop - start, Z.shape[1])
-    _csr_product[grid, block, stream](indptr, indices, data, chunk, omega_t, Z)
+    launch.run_kernel(_csr_product, grid, block, stream, indptr, indices, data, chunk, omega_t, Z)
     return Z
 
 
@@ -274,13 +274,13 @@ def rff_features(X, omega, phase, *, xp, form):
             grid, block = launch.grid_2d(stop - start, m)
             if cossin:
                 Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
-                _cos_sin[grid, block, stream](Z, out[start:stop])
+                launch.run_kernel(_cos_sin, grid, block, stream, Z, out[start:stop])
             else:
                 if sparse is not None:  # the product straight into the output rows, as cuBLAS does
                     _sparse_product(sparse, start, stop, omega_t, out[start:stop], xp, stream)
                 else:
                     xp.matmul(X[start:stop], omega.T, out=out[start:stop])
-                _cos_phase[grid, block, stream](out[start:stop], phase)
+                launch.run_kernel(_cos_phase, grid, block, stream, out[start:stop], phase)
     return out
 
 
@@ -306,7 +306,8 @@ def rff_predict(X, omega, phase, coef, *, xp, form):
                     Z = xp.matmul(omega, X[start:stop].T)  # (m, rows): coalesced reads by row
                 partial = xp.empty((n_seg, stop - start, k), dtype=X.dtype)
                 grid, block = launch.grid_2d(n_seg, stop - start)  # rows of the chunk on x, segments on y
-                _predict_partial[grid, block, stream](Z, sparse is None, phase, coef_c, coef_s, cossin, partial)
+                launch.run_kernel(_predict_partial, grid, block, stream,
+                                  Z, sparse is None, phase, coef_c, coef_s, cossin, partial)
                 out[start:stop] = xp.sum(partial, axis=0)
     return xp.reshape(out, (n,) + tuple(coef.shape[1:]))
 
@@ -331,6 +332,6 @@ def rff_weighted_sum(X, omega, phase, g, *, xp, form):
                 partial = xp.empty((n_blk, k, n_out), dtype=X.dtype)
                 grid, block = launch.grid_2d(n_blk, m)
                 (Gc,) = launch.contiguous(xp, G[:, start:stop])
-                _weighted_partial[grid, block, stream](Z, phase, Gc, cossin, partial)
+                launch.run_kernel(_weighted_partial, grid, block, stream, Z, phase, Gc, cossin, partial)
                 total += xp.sum(partial, axis=0)
     return xp.reshape(total, tuple(g.shape[:-1]) + (n_out,))

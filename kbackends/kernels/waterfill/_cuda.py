@@ -54,7 +54,7 @@ import numpy as np
 from numba import config, cuda, int32, int64, uint64
 from numba.extending import register_jitable
 
-from .._cuda_launch import contiguous, launch_stream
+from .._cuda_launch import contiguous, launch_context, run_kernel
 
 # Threads of a block. The simulator runs the same kernels with 32: it pays
 # per simulated thread and block, and the code does not depend on the width.
@@ -334,20 +334,21 @@ def water_level(c, volume, offsets, *, xp):
     tiles = (offsets[1:] - offsets[:-1] + (_TILE - 1)) // _TILE
     tile_cum = xp.concat((xp.zeros((1,), dtype=xp.int64), xp.cumulative_sum(tiles)))
     n_tiles = n // _TILE + k  # >= the tiles used, known without reading the offsets
-    stream = launch_stream(xp)
     prefix = xp.zeros((k,), dtype=xp.uint64)
     n_below, s_below, tie = xp.zeros((k,), dtype=xp.int64), xp.zeros((k,), dtype=dtype), xp.zeros((k,), dtype=dtype)
     s_cnt, s_tot = xp.zeros((k, _BINS), dtype=xp.int64), xp.zeros((k, _BINS), dtype=dtype)
     s_low = xp.full((k, _BINS), math.inf, dtype=dtype)
-    for shift in range(width - _BITS, -1, -_BITS):
-        high = np.uint64(~((1 << (shift + _BITS)) - 1) & ((1 << 64) - 1))
-        _histogram[n_tiles, _THREADS, stream](bits, values, offsets, tile_cum, prefix, high, np.uint64(shift), top,
-                                              every, s_cnt, s_tot, s_low)
-        _choose[k, _THREADS, stream](s_cnt, s_tot, s_low, volume, np.uint64(shift), prefix, n_below, s_below, tie)
     cnt, tot = xp.empty((n_tiles,), dtype=xp.int32), xp.empty((n_tiles,), dtype=dtype)
-    _below[n_tiles, _THREADS, stream](bits, values, offsets, tile_cum, prefix, top, every, cnt, tot)
     out = xp.empty((k,), dtype=dtype)
-    _finish[k, _THREADS, stream](cnt, tot, tile_cum, volume, tie, out)
+    with launch_context(xp) as stream:
+        for shift in range(width - _BITS, -1, -_BITS):
+            high = np.uint64(~((1 << (shift + _BITS)) - 1) & ((1 << 64) - 1))
+            run_kernel(_histogram, n_tiles, _THREADS, stream, bits, values, offsets, tile_cum, prefix, high,
+                       np.uint64(shift), top, every, s_cnt, s_tot, s_low)
+            run_kernel(_choose, k, _THREADS, stream, s_cnt, s_tot, s_low, volume, np.uint64(shift), prefix, n_below,
+                       s_below, tie)
+        run_kernel(_below, n_tiles, _THREADS, stream, bits, values, offsets, tile_cum, prefix, top, every, cnt, tot)
+        run_kernel(_finish, k, _THREADS, stream, cnt, tot, tile_cum, volume, tie, out)
     return out
 
 
