@@ -86,8 +86,6 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
     """
     import numpy as np
 
-    from .._xp_utils import to_numpy
-
     bk, X, _ = _resolve_rows(backend, X)
     xp = bk.xp
     _check_rows(xp, X, "X")
@@ -98,36 +96,14 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     sparse = is_sparse(X)
 
-    # One row, dense: a CSR row scattered from its stored values on X's device (no
-    # sparse row indexing per centre).
-    dense_rows = get_kernel("csr_rows_dense", bk) if sparse else None
-
-    def row(i):
-        if not sparse:
-            return X[i, :]
-        return dense_rows(X, bk.asarray(np.asarray([i], dtype=np.int64)), xp=xp)[0]
-
-    # k-means++ (Arthur & Vassilvitskii 2007): next center drawn with probability ~ D(x)^2.
+    # k-means++ (Arthur & Vassilvitskii 2007): next center drawn with probability ~ D(x)^2;
+    # the draws are made here, on the host, so every backend seeds alike.
     sq = (xp.reshape(xp.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype), (-1,)) if sparse
           else xp.sum(X * X, axis=1))
-    chosen = [int(rng.integers(n))]
-    center = row(chosen[0])
-    closest = xp.maximum(sq + xp.sum(center * center) - 2.0 * (X @ center), 0.0)
-    for _ in range(1, n_clusters):
-        p = np.asarray(to_numpy(closest), dtype=np.float64)
-        total = p.sum()
-        if total > 0:
-            nxt = int(np.searchsorted(np.cumsum(p), rng.random() * total, side="right"))
-            nxt = min(nxt, n - 1)
-        else:  # every row already a center (duplicates): any unchosen row
-            nxt = int(rng.choice(np.setdiff1d(np.arange(n), chosen)))
-        chosen.append(nxt)
-        center = row(nxt)
-        closest = xp.minimum(closest, xp.maximum(sq + xp.sum(center * center) - 2.0 * (X @ center), 0.0))
-    if sparse:
-        centers = dense_rows(X, bk.asarray(np.asarray(chosen, dtype=np.int64)), xp=xp)
-    else:
-        centers = xp.take(X, bk.asarray(np.asarray(chosen, dtype=np.int64)), axis=0)
+    first = int(rng.integers(n))
+    chosen = get_kernel("kmeans_seeds", bk)(X, sq, rng.random(n_clusters - 1), xp=xp, first=first)
+    chosen = bk.asarray(np.asarray(chosen, dtype=np.int64))
+    centers = get_kernel("csr_rows_dense", bk)(X, chosen, xp=xp) if sparse else xp.take(X, chosen, axis=0)
 
     ones = xp.ones((n, 1), dtype=X.dtype)
     accumulate = get_kernel("anchor_accumulate", bk)

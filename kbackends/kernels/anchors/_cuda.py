@@ -222,3 +222,17 @@ def anchor_accumulate(indices, weights, rows, *, xp, n_anchors):
                               indices[start:stop], weights[start:stop], block)
             out += xp.matmul(block.T, R[start:stop])
     return out[:, 0] if rows.ndim == 1 else out
+
+
+def kmeans_seeds(X, sq, uniforms, *, xp, first):
+    """k-means++ seeding (:func:`kbackends.kernels.anchors._xp.seeds_loop`: one host read
+    of the D(x)^2 per centre); a CSR row is densified on the device."""
+    import numpy as np
+
+    from ..response._cuda import csr_rows_dense
+    from ._xp import seeds_loop
+
+    if hasattr(X, "tocsr"):
+        return seeds_loop(X, sq, uniforms, first, xp,
+                          lambda i: csr_rows_dense(X, xp.asarray(np.asarray([i], dtype=np.int64)), xp=xp)[0])
+    return seeds_loop(X, sq, uniforms, first, xp, lambda i: X[i, :])

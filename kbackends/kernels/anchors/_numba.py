@@ -47,39 +47,61 @@ _DENSE_ENOUGH = 0.5
 
 
 @njit(cache=True, inline="always")
-def _select_row(dots, sq_x, sq_a, k, out_idx, out_dist, i, r):
-    # The k nearest so far are kept in order with the k-th distance in a local (``worst``):
-    # most anchors cost one compare; the output row is written on insertion only.
+def _select_row(dots, sq_x, sq_a, k, out_idx, out_dist, i, r, dist, candidates):
+    # The k nearest of row r (row i of the outputs) by (distance, anchor index). A bound
+    # first, without branches: cut the anchors into at least k groups; the largest of the
+    # group minima (distinct anchors) is at least the k-th smallest distance, so only
+    # anchors within it (about a tenth of them for k = 5 of 100) can be among the k nearest. Those are kept in index
+    # order, then inserted; a direct insertion over every anchor mispredicted a branch
+    # at each new k-th nearest and cost as much as the products.
+    # dist, candidates: (m,) scratch of the caller's
+    m = dots.shape[1]
+    base = sq_x[r]
+    for j in range(m):
+        dist[j] = max(base + sq_a[j] - 2.0 * dots[r, j], 0.0)
+    size = max(1, m // k)  # so ceil(m / size) >= k groups
+    bound = -np.inf
+    for start in range(0, m, size):
+        low = np.inf
+        for j in range(start, min(m, start + size)):
+            low = min(low, dist[j])
+        bound = max(bound, low)
+    count = 0
+    for j in range(m):
+        candidates[count] = j
+        count += dist[j] <= bound
     for t in range(k):
         out_idx[i, t] = -1
         out_dist[i, t] = np.inf
-    worst = np.inf
-    base = sq_x[r]
-    for j in range(dots.shape[1]):
-        dist = base + sq_a[j] - 2.0 * dots[r, j]
-        if dist < 0.0:
-            dist = 0.0
-        if dist < worst:
+    for c in range(count):
+        j = candidates[c]
+        d = dist[j]
+        if d < out_dist[i, k - 1]:  # candidates come in index order: strict keeps ties by index
             pos = k - 1
-            while pos > 0 and dist < out_dist[i, pos - 1]:  # strict: ties keep the lower index
+            while pos > 0 and d < out_dist[i, pos - 1]:
                 out_dist[i, pos] = out_dist[i, pos - 1]
                 out_idx[i, pos] = out_idx[i, pos - 1]
                 pos -= 1
-            out_dist[i, pos] = dist
+            out_dist[i, pos] = d
             out_idx[i, pos] = j
-            worst = out_dist[i, k - 1]
 
 
 @njit(parallel=True, cache=True)
 def _select_parallel(dots, sq_x, sq_a, k, out_idx, out_dist, offset):
-    for r in prange(dots.shape[0]):
-        _select_row(dots, sq_x, sq_a, k, out_idx, out_dist, offset + r, r)
+    n, m = dots.shape
+    n_blocks = min(n, 4 * get_num_threads())
+    size = (n + n_blocks - 1) // n_blocks
+    for b in prange(n_blocks):
+        dist, candidates = np.empty(m, dtype=dots.dtype), np.empty(m, dtype=np.int64)
+        for r in range(b * size, min(n, (b + 1) * size)):
+            _select_row(dots, sq_x, sq_a, k, out_idx, out_dist, offset + r, r, dist, candidates)
 
 
 @njit(cache=True)
 def _select_serial(dots, sq_x, sq_a, k, out_idx, out_dist, offset):
+    dist, candidates = np.empty(dots.shape[1], dtype=dots.dtype), np.empty(dots.shape[1], dtype=np.int64)
     for r in range(dots.shape[0]):
-        _select_row(dots, sq_x, sq_a, k, out_idx, out_dist, offset + r, r)
+        _select_row(dots, sq_x, sq_a, k, out_idx, out_dist, offset + r, r, dist, candidates)
 
 
 def _is_csr(A):
@@ -106,15 +128,25 @@ def _cross(Xc, anchors):
 
 
 @njit(cache=True, inline="always")
-def _csr_row(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, i, dots):
-    for j in range(dots.shape[1]):
+def _csr_row(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, i, dots, dist, candidates):
+    # The row's products with every anchor, its nonzeros added in order; four at a time
+    # (the same order of additions) so dots is loaded and stored once per four.
+    m = dots.shape[1]
+    for j in range(m):
         dots[0, j] = 0.0
-    for t in range(indptr[i], indptr[i + 1]):
-        v = data[t]
-        c = indices[t]
-        for j in range(dots.shape[1]):
-            dots[0, j] += v * AT[c, j]
-    _select_row(dots, sq_x[i : i + 1], sq_a, k, out_idx, out_dist, i, 0)
+    t, stop = indptr[i], indptr[i + 1]
+    while t + 4 <= stop:
+        v0, v1, v2, v3 = data[t], data[t + 1], data[t + 2], data[t + 3]
+        a0, a1, a2, a3 = AT[indices[t]], AT[indices[t + 1]], AT[indices[t + 2]], AT[indices[t + 3]]
+        for j in range(m):
+            dots[0, j] = (((dots[0, j] + v0 * a0[j]) + v1 * a1[j]) + v2 * a2[j]) + v3 * a3[j]
+        t += 4
+    while t < stop:
+        v, a = data[t], AT[indices[t]]
+        for j in range(m):
+            dots[0, j] += v * a[j]
+        t += 1
+    _select_row(dots, sq_x[i : i + 1], sq_a, k, out_idx, out_dist, i, 0, dist, candidates)
 
 
 @njit(parallel=True, cache=True)
@@ -123,15 +155,18 @@ def _knn_csr_parallel(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dis
     size = (n + n_blocks - 1) // n_blocks
     for b in prange(n_blocks):
         dots = np.empty((1, m), dtype=AT.dtype)
+        dist, candidates = np.empty(m, dtype=AT.dtype), np.empty(m, dtype=np.int64)
         for i in range(b * size, min(n, (b + 1) * size)):
-            _csr_row(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, i, dots)
+            _csr_row(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, i, dots, dist, candidates)
 
 
 @njit(cache=True)
 def _knn_csr_serial(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, n_blocks):
-    dots = np.empty((1, AT.shape[1]), dtype=AT.dtype)
+    m = AT.shape[1]
+    dots = np.empty((1, m), dtype=AT.dtype)
+    dist, candidates = np.empty(m, dtype=AT.dtype), np.empty(m, dtype=np.int64)
     for i in range(out_idx.shape[0]):
-        _csr_row(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, i, dots)
+        _csr_row(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, i, dots, dist, candidates)
 
 
 def anchor_knn(X, anchors, *, xp, k):
@@ -249,3 +284,84 @@ def anchor_accumulate(indices, weights, rows, *, xp, n_anchors):
         accumulate(indices, weights.astype(R.dtype, copy=False), np.ascontiguousarray(R), partial)
     out = partial.sum(axis=0) if n_blocks > 1 else partial[0]
     return out[:, 0] if rows.ndim == 1 else out
+
+
+
+@njit(cache=True)
+def _seeds(data, indices, indptr, col_data, col_rows, col_ptr, XT, sparse, sq, first, uniforms, center, chosen):
+    # k-means++ as kbackends.kernels.anchors._xp.seeds_loop: D(x)^2 in X's dtype, its
+    # running sum in float64. The products of every row with a centre go column by column
+    # (X's columns: CSC for a CSR X, X.T for a dense one) over the centre's nonzeros only:
+    # each row still adds its terms in column order, as a row-by-row loop would, but the
+    # adds of different rows are independent (no chain of dependent adds) and a dense
+    # column is one vectorised pass. ``center``: (d,) scratch of X's dtype.
+    n = sq.shape[0]
+    zero = sq[0] * 0
+    two = zero + 2
+    closest = np.empty(n, dtype=sq.dtype)
+    dots = np.empty(n, dtype=sq.dtype)
+    running = np.empty(n, dtype=np.float64)
+    taken = np.zeros(n, dtype=np.bool_)
+    c = first
+    for s in range(chosen.shape[0]):
+        chosen[s] = c
+        taken[c] = True
+        dots[:] = zero
+        norm = zero
+        if sparse:
+            for t in range(indptr[c], indptr[c + 1]):  # the centre's nonzeros, in column order
+                v = data[t]
+                norm += v * v
+                j = indices[t]
+                for q in range(col_ptr[j], col_ptr[j + 1]):
+                    dots[col_rows[q]] += col_data[q] * v
+        else:
+            for j in range(XT.shape[0]):
+                center[j] = XT[j, c]
+                norm += center[j] * center[j]
+            for j in range(XT.shape[0]):
+                v = center[j]
+                if v != 0:
+                    for i in range(n):
+                        dots[i] += XT[j, i] * v
+        for i in range(n):
+            v = max(sq[i] + norm - two * dots[i], zero)
+            closest[i] = v if s == 0 else min(closest[i], v)
+        if s + 1 == chosen.shape[0]:
+            break
+        total = 0.0
+        for i in range(n):
+            total += closest[i]
+            running[i] = total
+        u = uniforms[s]
+        if total > 0:
+            c = min(np.searchsorted(running, u * total, side="right"), n - 1)
+        else:  # every row duplicates a centre: the floor(u * count)-th row not yet chosen
+            free = 0
+            for i in range(n):
+                free += not taken[i]
+            pick = int(u * free)
+            for i in range(n):
+                if not taken[i]:
+                    if pick == 0:
+                        c = i
+                        break
+                    pick -= 1
+
+
+def kmeans_seeds(X, sq, uniforms, *, xp, first):
+    """k-means++ seeding compiled (the loop of ``_xp.seeds_loop`` costs ~40 us of
+    Python a centre): the chosen rows, int64."""
+    uniforms = np.asarray(uniforms, dtype=np.float64)
+    chosen = np.empty(uniforms.shape[0] + 1, dtype=np.int64)
+    center = np.zeros(X.shape[1], dtype=X.dtype)
+    sq = np.asarray(sq, dtype=X.dtype)
+    none_i, none_f = np.zeros(1, dtype=np.int32), np.zeros(0, dtype=X.dtype)
+    if _is_csr(X):
+        columns = X.tocsc()  # canonical: each column's rows in increasing order
+        _seeds(X.data, X.indices, X.indptr, columns.data, columns.indices, columns.indptr,
+               np.zeros((0, 0), dtype=X.dtype), True, sq, first, uniforms, center, chosen)
+    else:
+        _seeds(none_f, none_i, none_i, none_f, none_i, none_i, np.ascontiguousarray(X.T), False, sq, first, uniforms,
+               center, chosen)
+    return chosen

@@ -59,3 +59,39 @@ def anchor_accumulate(indices, weights, rows, *, xp, n_anchors):
             onehot = onehot + xp.where(idx[:, j : j + 1] == labels[None, :], w[:, j : j + 1], 0.0)
         out = out + onehot.T @ R[start:stop, :]
     return out[:, 0] if vector else out
+
+
+def seeds_loop(X, sq, uniforms, first, xp, dense_row):
+    """k-means++ seeding (Arthur & Vassilvitskii 2007) with its draws given: row
+    ``first``, then for each further centre the row where ``uniforms[s]`` times the
+    total falls in the running sum of D(x)^2 (the squared distance to the nearest
+    centre so far; the total is that running sum's last entry). Where every D(x)^2 is 0
+    (rows duplicating the centres) the ``floor(u * count)``-th row not yet chosen.
+    ``dense_row(i)``: row i of X as a dense 1-D array. Returns the chosen rows, host int64."""
+    import numpy as np
+
+    from ..._xp_utils import to_numpy
+
+    n = sq.shape[0]
+    chosen = [int(first)]
+    center = dense_row(chosen[0])
+    closest = xp.maximum(sq + xp.sum(center * center) - 2.0 * (X @ center), 0.0)
+    for u in np.asarray(uniforms, dtype=np.float64).tolist():
+        running = np.cumsum(np.asarray(to_numpy(closest), dtype=np.float64))
+        if running[-1] > 0:
+            nxt = min(int(np.searchsorted(running, u * running[-1], side="right")), n - 1)
+        else:
+            free = np.setdiff1d(np.arange(n), chosen)
+            nxt = int(free[int(u * free.size)])
+        chosen.append(nxt)
+        center = dense_row(nxt)
+        closest = xp.minimum(closest, xp.maximum(sq + xp.sum(center * center) - 2.0 * (X @ center), 0.0))
+    return np.asarray(chosen, dtype=np.int64)
+
+
+def kmeans_seeds(X, sq, uniforms, *, xp, first):
+    """See :func:`seeds_loop`; ``sq``: X's squared row norms. A sparse X's rows are
+    densified one at a time (scipy / cupyx row indexing)."""
+    if hasattr(X, "tocsr"):
+        return seeds_loop(X, sq, uniforms, first, xp, lambda i: xp.reshape(xp.asarray(X[i : i + 1].toarray()), (-1,)))
+    return seeds_loop(X, sq, uniforms, first, xp, lambda i: X[i, :])

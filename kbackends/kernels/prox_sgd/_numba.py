@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from ...losses import PSI_CODES, dpsi_scalar
+from .._numba_prefetch import prefetch
 from ._xp import METHODS
 
 
@@ -131,6 +132,29 @@ def _run(X, data, indices, indptr, sparse, n, d, cls, w, batches, sample_weight,
                 w[c] = v * shrink
 
 
+@njit(cache=True, inline="always")
+def _prefetch_rows(batches, t, n_steps, indptr, data, indices, nbr_idx, nbr_w, cls):
+    """Ask for the rows of the steps ahead: two steps ahead a row's offset and
+    graph entries, one step ahead its stored values (its offset is cached by then)."""
+    if t + 2 < n_steps:
+        for b in range(batches.shape[1]):
+            i = batches[t + 2, b]
+            prefetch(indptr, i)
+            prefetch(cls, i)
+            if nbr_idx.shape[0]:
+                prefetch(nbr_idx, i)
+                prefetch(nbr_w, i)
+    if t + 1 < n_steps:
+        for b in range(batches.shape[1]):
+            i = batches[t + 1, b]
+            start, stop = indptr[i], indptr[i + 1]
+            if stop > start:
+                prefetch(data, start)
+                prefetch(data, stop - 1)
+                prefetch(indices, start)
+                prefetch(indices, stop - 1)
+
+
 @njit(cache=True)
 def _run_lazy(data, indices, indptr, n, d, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, code, loss,
               beta, eta, l2, k_in, n_outer, record_step, record_g, record_w):
@@ -160,6 +184,7 @@ def _run_lazy(data, indices, indptr, n, d, cls, w, batches, sample_weight, ancho
         beta_h = 0.0
         for inner in range(k_in):
             t = outer * k_in + inner
+            _prefetch_rows(batches, t, n_outer * k_in, indptr, data, indices, nbr_idx, nbr_w, cls)
             for b in range(p):
                 i = batches[t, b]
                 xv = v[d]
