@@ -84,11 +84,9 @@ def choose_defaults(step, tol, inner_iter, *, method, max_sq, mean_sq, nnz_row, 
 def row_statistics(X, xp, weights):
     """(max, weighted mean) squared row norm with the constant 1 appended, over rows of
     positive weight, and the largest column RMS of X: one O(nnz) pass, host floats."""
-    if is_sparse(X):  # canonical CSR (scipy, or cupyx on cuda: the same calls, on X's device)
-        squares = X.astype(np.float64)
-        squares.data **= 2
-        sq = np.asarray(to_numpy(squares.sum(axis=1))).ravel()
-        col = np.asarray(to_numpy(squares.sum(axis=0))).ravel() / X.shape[0]
+    if is_sparse(X):  # canonical CSR (scipy, or cupyx on cuda), O(nnz)
+        sq = to_numpy(ops.squared_sums(X, axis=1, dtype="float64", check_finite=False))
+        col = to_numpy(ops.squared_sums(X, axis=0, dtype="float64", check_finite=False)) / X.shape[0]
     elif type(X).__module__.startswith("numpy"):
         sq = np.einsum("ij,ij->i", X, X)
         col = np.einsum("ij,ij->j", X, X) / X.shape[0]

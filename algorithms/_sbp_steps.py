@@ -9,15 +9,15 @@ import math
 
 import numpy as np
 
-from kbackends import get_kernel, to_numpy
+from kbackends import get_kernel, ops, to_numpy
 
 from ._prediction import kernel_expansion
 from ._sparse import is_sparse
 
 def squared_norms(X, xp):
     """``||x_i||^2`` of every row, on X's device (float64 for sparse X, O(nnz))."""
-    if is_sparse(X):
-        return xp.reshape(xp.asarray(X.multiply(X).sum(axis=1), dtype=xp.float64), (-1,))
+    if is_sparse(X):  # squared in X's dtype, as the response kernels square it
+        return xp.astype(ops.squared_sums(X, check_finite=False), xp.float64)
     return xp.sum(X * X, axis=1)
 
 

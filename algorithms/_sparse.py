@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbackends.ops import CSRRows, as_csr, check_sparse_backend, is_sparse, sparse_module, to_backend
+from kbackends.ops import CSRRows, as_csr, check_sparse_backend, is_sparse, sparse_module, squared_sums, to_backend
 
 __all__ = ["batch_rows", "check_sparse_X", "is_sparse", "sparse_gram_sample", "stack_rows", "take_rows"]
 
@@ -39,10 +39,8 @@ def check_sparse_X(X, bk, dtype, *, name="X", min_samples=1):
         raise ValueError(msg)
     if X.nnz:
         # The exact squared row sums (O(nnz), float64): the algorithms sum squares of rows.
-        squares = X.astype(np.float64)
-        squares.data **= 2
-        sq = squares.sum(axis=1)
-        if not bool(dxp.all(dxp.asarray(sq) < float(np.finfo(X.dtype).max))):
+        sq = squared_sums(X, axis=1, dtype="float64", backend=bk, check_finite=False)
+        if not bool(dxp.all(sq < float(np.finfo(X.dtype).max))):
             msg = (f"`{name}` has rows whose squared sums overflow {X.dtype}; standardise the features "
                    "(e.g. sklearn.preprocessing.MaxAbsScaler) or use float64")
             raise ValueError(msg)

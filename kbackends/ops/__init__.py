@@ -14,7 +14,9 @@ One module per op family, mirroring :mod:`kbackends.kernels`:
 - :mod:`~kbackends.ops.waterfill`: ``water_level``, ``water_level_biased`` (SBP);
 - :mod:`~kbackends.ops.response`: ``kernel_response_update`` (SBP);
 - :mod:`~kbackends.ops.anchors`: ``kmeans``, ``snap_to_samples``, ``anchor_graph``,
-  ``anchor_propagate``, ``anchor_accumulate`` (S3GD).
+  ``anchor_propagate``, ``anchor_accumulate`` (S3GD);
+- :mod:`~kbackends.ops.rows`: ``squared_sums`` (squared row norms and column scales,
+  dense or CSR, for all of them).
 
 The argument checks they share (dtypes, shapes, finiteness, integers) are written
 once, in ``_checks``; sparse inputs (scipy.sparse; cupyx.scipy.sparse on cuda) become canonical CSR on the
@@ -35,11 +37,12 @@ from .response import RESPONSE_KERNELS, kernel_response_update
 from ._csr_rows import CSRRows
 from ._sparse import SPARSE_BACKENDS, as_csr, check_sparse_backend, is_sparse, resolve_hint, sparse_module, to_backend
 from .rff import FORMS, rff_features, rff_predict, rff_weighted_sum
+from .rows import squared_sums
 from .waterfill import water_level, water_level_biased
 
 __all__ = [
     "rff_features", "rff_predict", "rff_weighted_sum", "water_level", "water_level_biased", "kernel_response_update",
-    "kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate",
+    "kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate", "squared_sums",
     "FORMS", "RESPONSE_KERNELS", "as_csr", "check_sparse_backend", "is_sparse", "resolve_hint", "sparse_module",
     "to_backend", "CSRRows", "SPARSE_BACKENDS",
 ]

@@ -98,3 +98,30 @@ def check_sparse_backend(bk, name: str = "X", kinds=SPARSE_BACKENDS) -> None:
         msg = (f"`{name}` is a sparse matrix, which is taken on backend={' / '.join(map(repr, kinds))} only; "
                f"the resolved backend is {bk.name!r}: pass a dense array for it")
         raise TypeError(msg)
+
+
+def resolve_rows(backend, X, *others, name="X"):
+    """(backend, X, others on it): a sparse ``X`` becomes canonical CSR on the
+    backend's device (a scipy.sparse one picks no backend of its own, a cupyx one
+    cuda); a backend outside :data:`SPARSE_BACKENDS` is a TypeError."""
+    from .._backend import resolve
+
+    if is_sparse(X):
+        bk = resolve(backend, *others, resolve_hint(X))
+        check_sparse_backend(bk, name)
+        return bk, as_csr(to_backend(X, bk), name), tuple(bk.asarray(a) for a in others)
+    bk = resolve(backend, X, *others)
+    return bk, bk.asarray(X), tuple(bk.asarray(a) for a in others)
+
+
+def check_rows(xp, X, name):
+    """The float / 2-D checks of a dense ``X`` (a CSR one was checked by ``as_csr``)."""
+    from ._checks import check_float_array
+
+    if not is_sparse(X):
+        check_float_array(xp, X, name, 2)
+
+
+def finite_view(xp, X):
+    """What a finiteness scan reads: a sparse ``X``'s stored values, a dense ``X`` itself."""
+    return xp.asarray(X.data) if is_sparse(X) else X

@@ -17,37 +17,13 @@ from .._registry import get_kernel
 from ._checks import (
     check_all_finite, check_float, check_float_array, check_index, check_int, check_positive, check_same_columns, is_float,
 )
-from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, to_backend
+from ._sparse import check_rows, finite_view, is_sparse, resolve_rows
+from .rows import squared_sums
 
 __all__ = ["kmeans", "snap_to_samples", "anchor_graph", "anchor_propagate", "anchor_accumulate"]
 
-"""The backends whose anchor kernels take CSR rows."""
-
-
 def _anchor_knn(bk, X, anchors, k):
     return get_kernel("anchor_knn", bk)(X, anchors, xp=bk.xp, k=k)
-
-
-def _resolve_rows(backend, X, *others, name="X"):
-    """(backend, X, others on it): a sparse ``X`` becomes canonical CSR on the
-    backend's device (a scipy.sparse one picks no backend of its own, a cupyx one
-    cuda); a backend outside :data:`kbackends.ops.SPARSE_BACKENDS` is a TypeError."""
-    if is_sparse(X):
-        bk = resolve(backend, *others, resolve_hint(X))
-        check_sparse_backend(bk, name)
-        return bk, as_csr(to_backend(X, bk), name), tuple(bk.asarray(a) for a in others)
-    bk = resolve(backend, X, *others)
-    return bk, bk.asarray(X), tuple(bk.asarray(a) for a in others)
-
-
-def _check_rows(xp, X, name):
-    """The float / 2-D checks of a dense ``X`` (a CSR one was checked by ``as_csr``)."""
-    if not is_sparse(X):
-        check_float_array(xp, X, name, 2)
-
-
-def _finite_view(xp, X):
-    return xp.asarray(X.data) if is_sparse(X) else X
 
 
 def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check_finite=True):
@@ -86,20 +62,19 @@ def kmeans(X, n_clusters, *, n_iter=10, random_state=None, backend="auto", check
     """
     import numpy as np
 
-    bk, X, _ = _resolve_rows(backend, X)
+    bk, X, _ = resolve_rows(backend, X)
     xp = bk.xp
-    _check_rows(xp, X, "X")
+    check_rows(xp, X, "X")
     n = X.shape[0]
     check_int("n_clusters", n_clusters, 1, n, "n_samples")
     check_int("n_iter", n_iter, 0)
-    check_all_finite(xp, check_finite, {"X": _finite_view(xp, X)})
+    check_all_finite(xp, check_finite, {"X": finite_view(xp, X)})
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     sparse = is_sparse(X)
 
     # k-means++ (Arthur & Vassilvitskii 2007): next center drawn with probability ~ D(x)^2;
     # the draws are made here, on the host, so every backend seeds alike.
-    sq = (xp.reshape(xp.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype), (-1,)) if sparse
-          else xp.sum(X * X, axis=1))
+    sq = squared_sums(X, axis=1, backend=bk, check_finite=False)
     first = int(rng.integers(n))
     chosen = get_kernel("kmeans_seeds", bk)(X, sq, rng.random(n_clusters - 1), xp=xp, first=first)
     chosen = bk.asarray(np.asarray(chosen, dtype=np.int64))
@@ -130,14 +105,14 @@ def snap_to_samples(centers, X, *, backend="auto", check_finite=True):
     int64 array of shape (m,)
         ``argmin_i ||X_i - centers_j||^2`` (ties: lowest row). ``X[result]`` are the anchors.
     """
-    bk, X, (centers,) = _resolve_rows(backend, X, centers)
+    bk, X, (centers,) = resolve_rows(backend, X, centers)
     check_float_array(bk.xp, centers, "centers", 2)
-    _check_rows(bk.xp, X, "X")
+    check_rows(bk.xp, X, "X")
     if X.shape[0] == 0:
         msg = "`X` must have at least one row to snap to"
         raise ValueError(msg)
     check_same_columns(bk.xp, centers, "centers", X)
-    check_all_finite(bk.xp, check_finite, {"centers": centers, "X": _finite_view(bk.xp, X)})
+    check_all_finite(bk.xp, check_finite, {"centers": centers, "X": finite_view(bk.xp, X)})
     idx, _ = _anchor_knn(bk, centers, X, 1)
     return idx[:, 0]
 
@@ -181,14 +156,14 @@ def anchor_graph(X, anchors, k, *, eps=1e-4, backend="auto", check_finite=True):
     >>> idx.tolist(), np.round(w.sum(axis=1), 12).tolist()
     ([[0, 1], [2, 1]], [1.0, 1.0])
     """
-    bk, X, (anchors,) = _resolve_rows(backend, X, anchors)
+    bk, X, (anchors,) = resolve_rows(backend, X, anchors)
     xp = bk.xp
-    _check_rows(xp, X, "X")
+    check_rows(xp, X, "X")
     check_float_array(xp, anchors, "anchors", 2)
     check_same_columns(xp, anchors, "anchors", X)
     check_int("k", k, 1, anchors.shape[0], "n_anchors")
     check_positive("eps", eps)
-    check_all_finite(xp, check_finite, {"X": _finite_view(xp, X), "anchors": anchors})
+    check_all_finite(xp, check_finite, {"X": finite_view(xp, X), "anchors": anchors})
     indices, sqdist = _anchor_knn(bk, X, anchors, k)
     nearest = sqdist[:, :1]
     sigma2 = xp.maximum(xp.sqrt(nearest), float(eps) ** 2)  # sigma^2 = max(eps, ||x - z_1||^(1/2))^2
@@ -274,7 +249,7 @@ def anchor_accumulate(indices, weights, rows, n_anchors, *, backend="auto", chec
     ...                   np.array([2.0, 4.0]), 2).tolist()
     [1.0, 5.0]
     """
-    bk, rows, (indices, weights) = _resolve_rows(backend, rows, indices, weights, name="rows")
+    bk, rows, (indices, weights) = resolve_rows(backend, rows, indices, weights, name="rows")
     check_int("n_anchors", n_anchors, 1)
     if rows.ndim not in (1, 2) or rows.shape[0] != indices.shape[0]:
         msg = f"`rows` must have shape ({indices.shape[0]},) or ({indices.shape[0]}, q), got {tuple(rows.shape)}"
@@ -283,5 +258,5 @@ def anchor_accumulate(indices, weights, rows, n_anchors, *, backend="auto", chec
         msg = f"`rows` ({rows.dtype}) and `weights` ({weights.dtype}) must have one float dtype"
         raise TypeError(msg)
     _check_graph(bk, indices, weights, n_anchors)
-    check_all_finite(bk.xp, check_finite, {"weights": weights, "rows": _finite_view(bk.xp, rows)})
+    check_all_finite(bk.xp, check_finite, {"weights": weights, "rows": finite_view(bk.xp, rows)})
     return get_kernel("anchor_accumulate", bk)(indices, weights, rows, xp=bk.xp, n_anchors=n_anchors)

@@ -9,6 +9,7 @@ from .._registry import get_kernel
 from ..kernels.response._xp import KERNEL_CODES
 from ._checks import check_all_finite, check_float, check_index, check_ndim, check_positive, check_signs
 from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, to_backend
+from .rows import squared_sums
 
 __all__ = ["RESPONSE_KERNELS", "kernel_response_update"]
 
@@ -88,7 +89,7 @@ def kernel_response_update(X, idx, coef, y, c, *, kernel="rbf", gamma=1.0, sq_no
     w = xp.astype(coef, X.dtype) * xp.take(y, idx)
     extra = {}
     if sparse_X is not None:
-        extra["sq_norms"] = (xp.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype).ravel() if sq_norms is None
+        extra["sq_norms"] = (squared_sums(X, backend=bk, check_finite=False) if sq_norms is None
                              else xp.astype(bk.asarray(sq_norms), X.dtype))
     return get_kernel("kernel_response_update", bk)(X, idx, w, y, c, xp=xp, kernel=kernel, gamma=float(gamma), **extra)
 

@@ -25,6 +25,8 @@ row's nonzeros into a dense (m, q) result (O(nnz k)): the anchors' sums are dens
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+from ..rows._numba import squared_sums
+
 _CHUNK_ELEMENTS = 1 << 20  # rows per chunk * anchors: an 8 MB float64 cross-product block
 _PARALLEL_WORK = 1 << 20
 _PARALLEL_KNN = 1 << 26  # multiply-adds of an anchor_knn call from which it uses more than one thread
@@ -110,13 +112,7 @@ def _is_csr(A):
 
 def squared_norms(A):
     """Squared row norms of a dense or CSR matrix, in its dtype (O(nnz) for CSR)."""
-    if _is_csr(A):
-        out = np.zeros(A.shape[0], dtype=A.dtype)
-        lengths = np.diff(A.indptr)
-        if A.nnz:
-            out[lengths > 0] = np.add.reduceat(A.data * A.data, A.indptr[:-1][lengths > 0])
-        return out
-    return np.einsum("ij,ij->i", A, A)
+    return squared_sums(A, xp=np, axis=1, dtype=A.dtype.name)
 
 
 def _cross(Xc, anchors):

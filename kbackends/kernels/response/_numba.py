@@ -6,6 +6,7 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 from numba.extending import register_jitable
 
+from ..rows._numba import squared_sums
 from ._xp import KERNEL_CODES
 
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
@@ -114,7 +115,7 @@ def _sparse_update(X, idx, w, y, c, out, kernel, gamma, sq_norms):
     S = csr_rows_dense(X, idx, xp=np)
     sq_s = np.einsum("ij,ij->i", S, S)
     if sq_norms is None:
-        sq_norms = np.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype).ravel()
+        sq_norms = squared_sums(X, xp=np, axis=1, dtype=X.dtype.name)
     # Work: the non-zeros read, plus an exp per row (about 20 multiply-adds), per changed row.
     work = (X.nnz + 20 * X.shape[0]) * S.shape[0]
     update = _update_sparse if work >= _SPARSE_PARALLEL_FROM else _update_sparse_serial
