@@ -9,9 +9,11 @@ Below ``_PARALLEL_WORK`` element operations the serial twin runs: on a busy
 2-core machine opening a parallel region costs milliseconds (measured 15 ms
 per call for k-means on 2000 rows). ``anchor_knn`` counts its work as the
 multiply-adds of the cross products and goes parallel (Numba and BLAS) only from
-``_PARALLEL_KNN`` on (tens of ms of one thread's work): S3GD's k-means and graph on
-w8a or phishing (a few ms each) ran slower with two threads than with one, and
-BLAS is held to one thread below it as well.
+``_PARALLEL_KNN`` on (tens of ms of one thread's work): BLAS's threads spin after a
+call and, on a loaded machine, S3GD's k-means and graph on w8a or phishing ran slower
+with two threads than with one; BLAS is held to one thread below it. The fused pass
+over CSR rows (no BLAS) goes parallel from ``_PARALLEL_KNN_CSR`` (a few ms of work),
+where two threads on a quiet machine halve it.
 
 Sparse rows (scipy CSR, canonical: the ops convert once) are taken where S3GD
 needs them, never densified whole: in ``anchor_knn`` either side may be CSR (the
@@ -30,6 +32,10 @@ from ..rows._numba import squared_sums
 _CHUNK_ELEMENTS = 1 << 20  # rows per chunk * anchors: an 8 MB float64 cross-product block
 _PARALLEL_WORK = 1 << 20
 _PARALLEL_KNN = 1 << 26  # multiply-adds of an anchor_knn call from which it uses more than one thread
+# ... for the fused pass over CSR rows (Numba threads only, no BLAS): from ~2 ms of one
+# thread's work. Quiet 2-core machine, two threads against one: w8a's graph 4.8 against
+# 9.1 ms, phishing's 1.7 against 3.3 ms (a9a the same ratio).
+_PARALLEL_KNN_CSR = 1 << 23
 _BLAS = []  # a threadpoolctl controller, made on first use (listing the loaded libraries takes ~1 ms)
 
 
@@ -175,7 +181,7 @@ def anchor_knn(X, anchors, *, xp, k):
     if _is_csr(X) and not _is_csr(anchors) and X.nnz < _DENSE_ENOUGH * n * X.shape[1]:
         # CSR rows against dense anchors, fused: per row, its nonzeros times the rows of
         # anchors^T (d, m) into one m-vector, then the k smallest; no chunk buffer.
-        knn = _knn_csr_parallel if X.nnz * m >= _PARALLEL_KNN else _knn_csr_serial
+        knn = _knn_csr_parallel if X.nnz * m >= _PARALLEL_KNN_CSR else _knn_csr_serial
         knn(X.data, X.indices, X.indptr, np.ascontiguousarray(anchors.T), squared_norms(X), sq_a, k, out_idx,
             out_dist, min(n, 4 * get_num_threads()))
         return out_idx, out_dist
