@@ -136,15 +136,18 @@ def _csr_row(data, indices, indptr, AT, sq_x, sq_a, k, out_idx, out_dist, i, dot
     m = dots.shape[1]
     for j in range(m):
         dots[0, j] = 0.0
+    # (indices read from arrays index as unsigned: Numba tests every signed index for wrap-around)
     t, stop = indptr[i], indptr[i + 1]
     while t + 4 <= stop:
-        v0, v1, v2, v3 = data[t], data[t + 1], data[t + 2], data[t + 3]
-        a0, a1, a2, a3 = AT[indices[t]], AT[indices[t + 1]], AT[indices[t + 2]], AT[indices[t + 3]]
+        u0, u1, u2, u3 = np.uint64(t), np.uint64(t + 1), np.uint64(t + 2), np.uint64(t + 3)
+        v0, v1, v2, v3 = data[u0], data[u1], data[u2], data[u3]
+        a0, a1 = AT[np.uint64(indices[u0])], AT[np.uint64(indices[u1])]
+        a2, a3 = AT[np.uint64(indices[u2])], AT[np.uint64(indices[u3])]
         for j in range(m):
             dots[0, j] = (((dots[0, j] + v0 * a0[j]) + v1 * a1[j]) + v2 * a2[j]) + v3 * a3[j]
         t += 4
     while t < stop:
-        v, a = data[t], AT[indices[t]]
+        v, a = data[np.uint64(t)], AT[np.uint64(indices[np.uint64(t)])]
         for j in range(m):
             dots[0, j] += v * a[j]
         t += 1
@@ -262,9 +265,9 @@ def _accumulate_csr_rows(indices, weights, data, cols, indptr, out):
     for i in range(indices.shape[0]):
         for t in range(indices.shape[1]):
             w = weights[i, t]
-            j = indices[i, t]
-            for q in range(indptr[i], indptr[i + 1]):
-                out[j, cols[q]] += w * data[q]
+            j = np.uint64(indices[i, t])  # unsigned: no wrap-around tests
+            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                out[j, np.uint64(cols[q])] += w * data[q]
 
 
 def _accumulate_csr(indices, weights, rows, n_anchors):

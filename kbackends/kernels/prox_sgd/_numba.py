@@ -13,6 +13,10 @@ instead of O(d) (the gradient, the prox and the snapshot stay O(d) per step on
 the dense weights); X is never densified.
 Per outer loop: S3GD O(m d) (anchor scores and the (2, m) x (m, d) product);
 SVRG O(n d) (the exact gradient); SGD nothing.
+
+Indices read from arrays (a row's columns, its anchors) index as unsigned integers:
+Numba adds a negative-index wrap-around test to every signed index, which cost 15-20 %
+of the sparse loop (w8a, a9a; the same iterates to the bit).
 """
 
 import numpy as np
@@ -28,8 +32,8 @@ def _dot(X, data, indices, indptr, sparse, i, w, d):
     """``x_i . w[:d] + w[d]`` (the constant feature's weight)."""
     s = w[d]
     if sparse:
-        for t in range(indptr[i], indptr[i + 1]):
-            s += data[t] * w[indices[t]]
+        for t in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            s += data[t] * w[np.uint64(indices[t])]
     else:
         for c in range(d):
             s += X[i, c] * w[c]
@@ -40,8 +44,8 @@ def _dot(X, data, indices, indptr, sparse, i, w, d):
 def _axpy(X, data, indices, indptr, sparse, i, a, g, d):
     """``g[:d] += a x_i``, ``g[d] += a``."""
     if sparse:
-        for t in range(indptr[i], indptr[i + 1]):
-            g[indices[t]] += a * data[t]
+        for t in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            g[np.uint64(indices[t])] += a * data[t]
     else:
         for c in range(d):
             g[c] += a * X[i, c]
@@ -87,7 +91,7 @@ def _coefficient(s, i, cls, nbr_idx, nbr_w, D, u_ref, code, loss, beta):
     if code == 1:
         ci = cls[i]
         for q in range(nbr_idx.shape[1]):
-            a -= nbr_w[i, q] * D[ci, nbr_idx[i, q]]
+            a -= nbr_w[i, q] * D[ci, np.uint64(nbr_idx[i, q])]
     elif code == 2:
         a -= dpsi_scalar(u_ref[i], y, loss, beta)
     return a
@@ -189,9 +193,10 @@ def _run_lazy(data, indices, indptr, n, d, cls, w, batches, sample_weight, ancho
                 i = batches[t, b]
                 xv = v[d]
                 xh = H[d]
-                for q in range(indptr[i], indptr[i + 1]):
-                    xv += data[q] * v[indices[q]]
-                    xh += data[q] * H[indices[q]]
+                for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    c = np.uint64(indices[q])
+                    xv += data[q] * v[c]
+                    xh += data[q] * H[c]
                 s = alpha * xv + beta_h * xh
                 coef[b] = _coefficient(s, i, cls, nbr_idx, nbr_w, D, u_ref, code, loss, beta) / p
             if t == record_step:
