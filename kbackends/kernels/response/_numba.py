@@ -80,8 +80,8 @@ def _sparse_rows(data, indices, indptr, sq_x, S, sq_s, w, y, c, out, kernel_code
     for j in range(S.shape[0]):
         for i in range(lo, hi):
             dot = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                dot += data[p] * S[j, indices[p]]
+            for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):  # unsigned: no wrap-around tests
+                dot += data[p] * S[j, np.uint64(indices[p])]
             dots[i] = dot
         for i in range(lo, hi):
             if kernel_code == 0:
