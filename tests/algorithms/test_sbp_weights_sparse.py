@@ -144,7 +144,7 @@ def test_negative_weights_refused(cancer):
 def test_defaults_rule():
     assert auto_n_iter(500) == 500
     assert auto_n_iter(5000) == 4243  # ceil(60 sqrt(5000))
-    assert auto_n_iter(40000) == 9000
+    assert auto_n_iter(40000) == 12000  # 60 * 200
     X = np.random.default_rng(0).standard_normal((300, 4)) * 2.0
     assert abs(scale_gamma(X) - 1 / (4 * X.var())) < 1e-12
     assert abs(scale_gamma(sp.csr_matrix(X)) - scale_gamma(X)) < 1e-9
