@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from kbackends.kernels.anchors import _numba, _xp
+from kbackends.testing import kernel_module
+
+_numba, _xp = kernel_module("anchors", "numba"), kernel_module("anchors", "xp")
 
 
 def _integer_rows(rng, n, d, high, density=1.0):

@@ -4,7 +4,9 @@ changes no result (the prox-SGD loop's results are checked against its oracle)."
 import numpy as np
 from numba import njit
 
-from kbackends.kernels._numba_prefetch import prefetch
+from kbackends.testing import kernel_module
+
+prefetch = kernel_module(None, "numba_prefetch").prefetch
 
 
 @njit
