@@ -26,18 +26,12 @@ def auto_n_iter(n):
     """Iterations for ``n`` rows: ``n`` (one pass) up to ``AUTO_ITER_MIN`` rows, else
     ``min(n, max(AUTO_ITER_MIN, ceil(AUTO_ITER_PER_ROOT * sqrt(n))))``.
 
-    Measured (docs/benchmarks.md): the test error of SBP on a9a, USPS and letter
-    settles after a few thousand iterations whatever n, while an iteration costs
-    O(n d); a pass over a9a (32,561 iterations) took 95 s for 14.89%. On a9a (seeds
-    0-2, quiet machine, SVC(C=1, gamma=0.05): 14.91% in 73 s): 4,512 iterations
-    (25 sqrt(n)) gave 15.32-15.56% in 15-17 s, 6,400 gave 15.24-15.35% in 19-21 s,
-    9,000 gave 15.02-15.21% in 27-34 s. 45 sqrt(n) (8,121) then kept every seed of
-    0-4 under 15.5%, seed 3 by 0.01 point (15.37 / 15.23 / 15.20 / 15.49 / 15.12%).
-    Once the sparse response kernel had become 1.9x faster, the same seeds as CSR
-    (the dense fit's errors, each): 60 sqrt(n) (10,827) gave 15.28 / 15.18 / 15.19 /
-    15.16 / 15.00% (max 15.28) in 12.0-12.6 s, 75 sqrt(n) 15.13 at most in 15.5 s;
-    60 keeps the dense fit at ~0.42x of SVC's (46 s that run). sqrt(n) grows the
-    count slowly with the data.
+    Why sqrt(n): SBP's test error on a9a, USPS and letter settles after a few
+    thousand iterations whatever n, while an iteration costs O(n d) (one pass over
+    a9a took 95 s for 14.89%). 60 sqrt(n) (10,827 on a9a) keeps seeds 0-4 within
+    15.00-15.28% at ~0.42x SVC(C=1, gamma=0.05)'s fit; the sweeps behind the
+    constant (25, 45, 60, 75) are in docs/benchmarks.md ("SBP defaults, weights and
+    sparse" and "S3GD and SBP on CSR: closing issue 14").
     """
     return int(min(n, max(AUTO_ITER_MIN, math.ceil(AUTO_ITER_PER_ROOT * math.sqrt(n)))))
 
