@@ -60,7 +60,7 @@ from ._model import KernelExpansionModel
 from ._calibration import with_probability
 from ._progress import progress_bar
 from ._fit_plan import check_sample_weight
-from ._sbp_defaults import sbp_defaults
+from ._sbp_defaults import AUTO_ITER_MIN, AUTO_ITER_PER_ROOT, sbp_defaults
 from ._sbp_steps import batch_quad, block_response, dense_rows, replay, self_kernel, squared_norms
 from ._sparse import is_sparse, take_rows
 from ._svm_nu import nu_from_svm  # noqa: F401 (public here: sbp.nu_from_svm)
@@ -94,7 +94,8 @@ PARAMS = ParamTable(
            doc="kernel width; 'scale': 1 / (n_features Var X), 'median': 1 / median squared distance"),
     Param("bias", True, boolean(), "learn a bias (the constant feature)"),
     Param("n_iter", "auto", either(integer(1), options("auto"), none()),
-          "iterations; 'auto': from n (25 sqrt(n), at least 1000, at most n); None: n (one pass)"),
+          f"iterations; 'auto': from n ({AUTO_ITER_PER_ROOT} sqrt(n), at least {AUTO_ITER_MIN}, at most n); "
+          "None: n (one pass)"),
     Param("batch_size", 1, integer(1), "points drawn from under the water per iteration"),
     *common_tail(),
 )
@@ -145,7 +146,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
         than two classes each class's bias comes from its own two-basin call;
         ``bias=False`` uses one segmented water-fill call for all classes.
     n_iter : int, "auto" or None, default "auto"
-        Iterations T. "auto": ``min(n, max(1000, ceil(25 sqrt(n))))`` with n the
+        Iterations T. "auto": ``min(n, max(1000, ceil(60 sqrt(n))))`` with n the
         rows of positive weight (:func:`algorithms._sbp_defaults.auto_n_iter`);
         None: n (one kernel row per point on average); an int as given.
     batch_size : int, default 1
