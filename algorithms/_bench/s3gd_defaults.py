@@ -42,7 +42,9 @@ import numpy as np
 from .protocols import S3GD_DATASETS, S3GD_GAP, S3GD_LAM, appended, logistic_objective, logistic_optimum
 
 
-def _saga(n):
+def saga_peer(n):
+    """The acceptance's peer: ``LogisticRegression(solver="saga", tol=1e-3)`` on the S3GD
+    objective (lam = S3GD_LAM over n rows, the constant feature appended by the caller)."""
     from sklearn.linear_model import LogisticRegression
 
     return LogisticRegression(solver="saga", tol=1e-3, C=1.0 / (2 * S3GD_LAM * n), fit_intercept=False, random_state=0)
@@ -62,7 +64,8 @@ def _timed(make, X, y, repeat):
     return best, model
 
 
-def _append_sparse(X):
+def appended_csr(X):
+    """CSR ``X`` with a constant column appended (SAGA's intercept as a feature)."""
     import scipy.sparse
 
     return scipy.sparse.hstack([X, np.ones((X.shape[0], 1))], format="csr")
@@ -81,7 +84,7 @@ def compare(name, repeat=3, s3gd_kwargs=None, data_dir=None, progress=print, for
     rows = []
     for fmt in formats:
         Xf = X if fmt == "dense" else scipy.sparse.csr_matrix(X)
-        Xfa = Xa if fmt == "dense" else _append_sparse(Xf)
+        Xfa = Xa if fmt == "dense" else appended_csr(Xf)
         Xtf = Xt if fmt == "dense" else scipy.sparse.csr_matrix(Xt)
         warm = np.random.default_rng(0).choice(X.shape[0], 300, replace=False)
         S3GDClassifier(**(s3gd_kwargs or {})).fit(Xf[warm], y[warm])  # compile / load the loops outside the clock
@@ -90,7 +93,7 @@ def compare(name, repeat=3, s3gd_kwargs=None, data_dir=None, progress=print, for
             t, m = _timed(lambda: S3GDClassifier(**(s3gd_kwargs or {})), Xf, y, 1)
             if t_ours is None or t < t_ours:
                 t_ours, ours = t, m
-            t, m = _timed(lambda: _saga(X.shape[0]), Xfa, y, 1)
+            t, m = _timed(lambda: saga_peer(X.shape[0]), Xfa, y, 1)
             if t_saga is None or t < t_saga:
                 t_saga, saga = t, m
         w_ours = np.concatenate([np.asarray(ours.coef_)[0], np.asarray(ours.intercept_)]).astype(np.float64)
