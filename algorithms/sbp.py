@@ -82,6 +82,9 @@ KERNELS = RESPONSE_KERNELS  # the response kernels' table (kbackends.ops)
 # Renormalise the stored (unscaled) coefficients when the scale factor falls below
 # this, so they never overflow; rare (each projection shrinks s by 1 / ||w||).
 _RENORMALISE_BELOW = 1e-6
+# The loop's uniform draws cross to the device this many iterations at a time (one
+# host -> device copy, not one per iteration; the same numbers as drawn one by one).
+_DRAW_BLOCK = 1024
 
 # The hyper-parameters of fit and SBPClassifier (and the command line), once.
 PARAMS = ParamTable(
@@ -265,9 +268,9 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
     The loop keeps everything on the backend, in ``kbackends.sync_free``: the
     unscaled responses ``C`` (X's dtype) and the averaged-response accumulator
     (float64), both (K, n); the scale factors ``s`` and ``||w||^2`` (float64, (K,));
-    the water levels; the drawn rows (a host uniform per draw crosses to the
-    device, and the rank-th row under water is found by a search on the
-    cumulative count of the mask). The rows and the scale factors of every
+    the water levels; the drawn rows (the host's uniforms cross to the device
+    ``_DRAW_BLOCK`` iterations at a time, and the rank-th row under water is
+    found by a search on the cumulative count of the mask). The rows and the scale factors of every
     iteration are logged on the device, and the coefficients (unscaled ``a``,
     averaging corrections ``B``, float64 on the host) are accumulated from the
     log after the loop, in the order the loop would have. With one problem the
@@ -351,7 +354,9 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
                 at_most = heights <= level_col
                 under = xp.where(empty, at_most, under)
                 counts = xp.where(empty, xp.sum(xp.astype(at_most, i64), axis=1), counts)
-            uniform = bk.asarray(rng.random((n_out, batch_size)))
+            if (t - 1) % _DRAW_BLOCK == 0:
+                draws = bk.asarray(rng.random((min(_DRAW_BLOCK, n_iter - t + 1), n_out, batch_size)))
+            uniform = draws[(t - 1) % _DRAW_BLOCK, ...]
             if weights is None:
                 ranks = xp.minimum(xp.astype(uniform * xp.astype(counts, f64)[:, None], i64), counts[:, None] - 1)
                 # the (rank + 1)-th row under water of class k: a search on the running count

@@ -57,6 +57,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -316,15 +318,32 @@ class TransferLog:
     regions : int
         :func:`kbackends.sync_free` regions entered (a test that expects a guarded
         loop checks it is not 0).
+    uploads : int
+        Host -> device copies inside a region made by the code around the kernels
+        (``asarray`` of host data: allowed, but each is a copy a GPU loop pays per
+        iteration; tests bound it). Copies inside a kernel's array-API reference
+        (``kbackends/kernels``) are not counted: on a device its own kernel runs.
     """
 
     def __init__(self):
         self.blocked = []
         self.deferred = 0
         self.regions = 0
+        self.uploads = 0
 
 
 _GUARD_ACTIVE = []
+_KERNELS_DIR = str(Path(__file__).parent / "kernels")
+
+
+def _inside_a_kernel():
+    """Whether a frame of the caller's stack runs code under ``kbackends/kernels``."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(_KERNELS_DIR):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class transfer_guard:  # noqa: N801  (used as a function: ``with transfer_guard() as log``)
@@ -341,8 +360,8 @@ class transfer_guard:  # noqa: N801  (used as a function: ``with transfer_guard(
     wait for a data-dependent shape: boolean-mask indexing, ``nonzero`` and the
     ``unique_*`` functions. Outside a region everything converts as usual, so
     setup before the loop and the returned model may cross. Host -> device copies
-    are never guarded. :func:`kbackends.to_host_async` is counted in
-    ``log.deferred``, not refused.
+    are never guarded, but counted in ``log.uploads``. :func:`kbackends.to_host_async`
+    is counted in ``log.deferred``, not refused.
 
     The methods are patched on ``array_api_strict``'s array class for the
     duration of the ``with`` block (not thread-safe: one guard at a time). A
@@ -438,6 +457,15 @@ class transfer_guard:  # noqa: N801  (used as a function: ``with transfer_guard(
                 return _original(*args, **kwargs)
 
             patch(array_api_strict, name, shaped)
+
+        original_asarray = array_api_strict.asarray
+
+        def counted_asarray(obj, *args, **kwargs):
+            if in_sync_free_region() and not isinstance(obj, Array) and not _inside_a_kernel():
+                guard.log.uploads += 1
+            return original_asarray(obj, *args, **kwargs)
+
+        patch(array_api_strict, "asarray", counted_asarray)
 
         def to_numpy_hook(x, what):
             if in_sync_free_region():

@@ -79,6 +79,18 @@ def test_guard_allows_device_work_host_to_device_and_holes():
     assert log.blocked == [] and log.deferred == 1 and log.regions == 1
 
 
+def test_guard_counts_host_to_device_copies_around_the_kernels(strict):
+    level = kbackends.get_kernel("water_level_biased", strict)
+    c, labels = xp.asarray([0.5, -1.0, 2.0, 0.1]), xp.asarray([1.0, -1.0, 1.0, -1.0])
+    with transfer_guard() as log:
+        xp.asarray(np.ones(2))  # outside a region: not counted
+        with kbackends.sync_free():
+            for _ in range(3):
+                xp.asarray(np.ones(4)) + xp.asarray(c)  # one host copy; c is already on the "device"
+                level(c, labels, 0.5, xp=xp)  # its array-API reference copies a constant: not counted
+    assert log.uploads == 3 and log.blocked == []
+
+
 def test_guard_fails_on_exit_when_the_error_was_swallowed():
     a = xp.asarray([1.0, 2.0])
     with pytest.raises(TransferGuardError, match="swallowed"):
@@ -130,6 +142,7 @@ def test_dsg_loop_is_sync_free(strict, variant, precondition):
                         random_state=0, backend=strict)
     assert log.blocked == [] and log.regions > 0
     assert log.deferred == (12 if variant == "cdsg" else 0)  # CDSG's one lagged scalar per iteration
+    assert log.uploads == 12  # the host-drawn batch's row indices, once an iteration
     assert _accuracy(model, X, y) > 0.8
 
 
@@ -206,7 +219,23 @@ def test_sbp_loop_is_sync_free(strict, bias, batch_size):
     with transfer_guard() as log:
         model = sbp.fit(X, y, nu=0.05, n_iter=40, bias=bias, batch_size=batch_size, random_state=0, backend=strict)
     assert log.blocked == [] and log.regions > 0
+    assert log.uploads == 1  # the 40 iterations' uniform draws, in one copy
     assert _accuracy(model, X, y) > 0.8
+
+
+def test_sbp_draws_cross_to_the_device_a_block_at_a_time(strict, monkeypatch):
+    """One host -> device copy per _DRAW_BLOCK iterations, and the same draws (the same
+    model, bit for bit) whatever the block."""
+    from algorithms import sbp
+
+    X, y = _blobs()
+    whole = sbp.fit(X, y, nu=0.05, n_iter=40, random_state=0, backend=strict)
+    monkeypatch.setattr(sbp, "_DRAW_BLOCK", 8)
+    with transfer_guard() as log:
+        blocked = sbp.fit(X, y, nu=0.05, n_iter=40, random_state=0, backend=strict)
+    assert log.uploads == 5 and log.blocked == []
+    np.testing.assert_array_equal(kbackends.to_numpy(blocked.coef), kbackends.to_numpy(whole.coef))
+    assert blocked.params["levels"] == whole.params["levels"]
 
 
 def test_sbp_multiclass_loop_is_sync_free(strict):
