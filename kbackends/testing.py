@@ -17,7 +17,9 @@ backend runs the same checks:
   that need them without importing private modules.
 - :func:`transfer_guard` / :class:`TransferGuardError`: make every device -> host
   conversion of an ``array_api_strict`` array raise inside a
-  :func:`kbackends.sync_free` region, to prove a loop never waits for the device.
+  :func:`kbackends.sync_free` region, to prove a loop never waits for the device;
+  :func:`count_array_ops` counts the array calls such a loop makes (each at least
+  one launch on a GPU).
 
 pytest is imported only by :func:`backend_params`, so ``import kbackends.testing``
 works without it. The parameters of the CUDA backends carry the ``cuda`` marker:
@@ -58,20 +60,20 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from pathlib import Path
 
 import numpy as np
 
 from . import ops
 from ._backend import Backend, available_backends, resolve
+from ._op_count import OpCount, count_array_ops, kernel_entry
 from ._registry import get_kernel
 from ._xp_utils import to_numpy
 
 __all__ = [
     "prox_sgd_problem", "two_blobs",
-    "BACKENDS", "DTYPES", "TOLERANCE", "TransferGuardError", "assert_close", "assert_matches_oracle",
-    "backend_params", "host", "implementation", "kernel_module", "make_backend", "on", "oracle", "oracle_backend",
-    "simulator_enabled", "transfer_guard",
+    "BACKENDS", "DTYPES", "TOLERANCE", "OpCount", "TransferGuardError", "assert_close", "assert_matches_oracle",
+    "backend_params", "count_array_ops", "host", "implementation", "kernel_module", "make_backend", "on", "oracle",
+    "oracle_backend", "simulator_enabled", "transfer_guard",
 ]
 
 BACKENDS = ("cpu", "array_api_strict", "cudasim", "cuda")
@@ -333,17 +335,11 @@ class TransferLog:
 
 
 _GUARD_ACTIVE = []
-_KERNELS_DIR = str(Path(__file__).parent / "kernels")
 
 
 def _inside_a_kernel():
     """Whether a frame of the caller's stack runs code under ``kbackends/kernels``."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        if frame.f_code.co_filename.startswith(_KERNELS_DIR):
-            return True
-        frame = frame.f_back
-    return False
+    return kernel_entry(sys._getframe(2)) is not None
 
 
 class transfer_guard:  # noqa: N801  (used as a function: ``with transfer_guard() as log``)

@@ -1,0 +1,56 @@
+"""Array calls per iteration of each loop on the device code path (issue 13): counted on
+array_api_strict by kbackends.testing.count_array_ops, each at least one launch on a GPU,
+where the host's cost per launch bounds most fits (docs/benchmarks.md, "GPU"). The budgets
+are today's counts with a little room: a change that adds launches to an iteration fails
+here, and one that removes them lowers the budget. Each loop's kernels are counted exactly."""
+
+import numpy as np
+import pytest
+
+from kbackends.testing import count_array_ops, make_backend, two_blobs
+
+pytestmark = pytest.mark.transfer_guard
+
+pytest.importorskip("array_api_strict")
+
+T = 20  # iterations
+
+
+@pytest.fixture(scope="module")
+def strict():
+    return make_backend("array_api_strict")
+
+
+def _fit(name, bk):
+    from algorithms import dsg, sbp, tsgs3vm, tsgsu
+
+    X, y = two_blobs(200, 5, 0)
+    common = {"n_iter": T, "random_state": 0, "backend": bk}
+    rff = {"batch_size": 32, "block_size": 16, **common}
+    if name == "dsg":
+        return dsg.fit(X, y, **rff)
+    if name == "tsgs3vm":
+        return tsgs3vm.fit(X, np.where(np.arange(y.size) % 4 == 0, y, -1), **rff)
+    if name == "tsgsu":
+        return tsgsu.fit(X[:60][y[:60] == 1], X[60:], prior=0.7, **rff)
+    return sbp.fit(X, y, nu=0.05, **common)
+
+
+# name: (most array calls an iteration, {kernel: calls an iteration})
+BUDGETS = {
+    "dsg": (50, {"rff_features": 1, "rff_predict": 1}),
+    "tsgs3vm": (80, {"rff_features": 2, "rff_predict": 2}),
+    "tsgsu": (165, {"rff_features": 2, "rff_predict": 2}),
+    "sbp": (95, {"water_level_biased": 1, "kernel_response_update": 1}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUDGETS))
+def test_array_calls_per_iteration_within_budget(strict, name):
+    with count_array_ops() as count:
+        _fit(name, strict)
+    budget, kernels = BUDGETS[name]
+    per_iteration = count.total / T
+    assert 0 < per_iteration <= budget, dict(count.calls)
+    for kernel, calls in kernels.items():
+        assert count.calls[f"kernel {kernel}"] == calls * T, dict(count.calls)
