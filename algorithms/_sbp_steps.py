@@ -14,6 +14,14 @@ from kbackends import get_kernel, ops, to_numpy
 from ._prediction import kernel_expansion
 from ._sparse import is_sparse
 
+def scalar_as(xp, v, dtype):
+    """A kernel's scalar result (a host float or a 0-d array) as a 0-d array of ``dtype``
+    (no copy when it is one already)."""
+    if isinstance(v, (float, np.floating)):
+        return xp.asarray(v, dtype=dtype)
+    return v if v.dtype == dtype else xp.astype(v, dtype)
+
+
 def squared_norms(X, xp):
     """``||x_i||^2`` of every row, on X's device (float64 for sparse X, O(nnz))."""
     if is_sparse(X):  # squared in X's dtype, as the response kernels square it

@@ -61,7 +61,7 @@ from ._calibration import with_probability
 from ._progress import progress_bar
 from ._fit_plan import check_sample_weight
 from ._sbp_defaults import AUTO_ITER_MIN, AUTO_ITER_PER_ROOT, sbp_defaults
-from ._sbp_steps import batch_quad, block_response, dense_rows, replay, self_kernel, squared_norms
+from ._sbp_steps import batch_quad, block_response, dense_rows, replay, scalar_as, self_kernel, squared_norms
 from ._sparse import is_sparse, take_rows
 from ._svm_nu import nu_from_svm  # noqa: F401 (public here: sbp.nu_from_svm)
 from ._threads import single_threaded_blas
@@ -257,11 +257,6 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
     )
 
 
-def _as_f64(xp, v):
-    """A kernel's scalar result (a host float or a 0-d array) as a float64 0-d array."""
-    return xp.asarray(v, dtype=xp.float64) if isinstance(v, (float, np.floating)) else xp.astype(v, xp.float64)
-
-
 def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, callback, weights=None, verbose=0):
     """Algorithm 1 for ``K = targets.shape[0]`` one-vs-rest problems sharing X.
 
@@ -325,6 +320,10 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
         def biased_kernel(c, y, volume, *, xp):
             return weighted_biased(c, y, W, volume, xp=xp)
     respond = get_kernel("kernel_response_update", bk)
+    # Binary, unweighted, one draw, with the bias (the default): the steps around the
+    # response update as two kernels (kernels/sbp: one launch each on cuda, ~40 array calls else).
+    fused = n_out == 1 and weights is None and batch_size == 1 and bias
+    draw_step, average = get_kernel("sbp_draw_step", bk), get_kernel("sbp_average", bk)
     # CSR X: the rows' squared norms once (on its device), the kernel reads each row's non-zeros
     sparse_extra = {"sq_norms": xp.astype(squared_norms(X, xp), X.dtype)} if is_sparse(X) else {}
     start = time.perf_counter()
@@ -334,76 +333,86 @@ def _run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, c
         for t in range(1, n_iter + 1):
             eta = eta0 / math.sqrt(t)
             step = eta / batch_size
-            # water levels (raw units: level(s c, V) = s level(c, V / s)) of all classes
-            if bias:
-                found = [biased_kernel(C[k, :], Y[k, :], volume / s[k], xp=xp) for k in range(n_out)]
-                levels = xp.stack([_as_f64(xp, g) for g, _ in found])
-                offs = xp.stack([_as_f64(xp, b) for _, b in found])
-                heights = C + offs[:, None] * Y if n_out > 1 else C + xp.astype(offs, X.dtype)[0] * Y
-            else:
-                flat = xp.reshape(C, (n_out * n,))
-                levels = xp.astype(level_kernel(flat, volume / s, offsets, xp=xp), f64)
-                heights = C
-            # batch_size uniform draws per class from under the water
-            level_col = xp.astype(levels, X.dtype)[:, None]
-            under = heights < level_col
-            counts = xp.sum(xp.astype(under, i64), axis=1)
-            # volume too small to cover anything strictly (in some class): the minima
-            empty = xp.any(counts == 0)
-            if not on_host or bool(empty):
-                at_most = heights <= level_col
-                under = xp.where(empty, at_most, under)
-                counts = xp.where(empty, xp.sum(xp.astype(at_most, i64), axis=1), counts)
             if (t - 1) % _DRAW_BLOCK == 0:
                 draws = bk.asarray(rng.random((min(_DRAW_BLOCK, n_iter - t + 1), n_out, batch_size)))
             uniform = draws[(t - 1) % _DRAW_BLOCK, ...]
-            if weights is None:
-                ranks = xp.minimum(xp.astype(uniform * xp.astype(counts, f64)[:, None], i64), counts[:, None] - 1)
-                # the (rank + 1)-th row under water of class k: a search on the running count
-                running = xp.cumulative_sum(xp.reshape(xp.astype(under, i64), (n_out * n,)))
-                before = xp.cumulative_sum(counts) - counts  # rows under water in earlier classes
-                flat_at = xp.searchsorted(running, xp.reshape(before[:, None] + ranks + 1, (n_out * batch_size,)))
+            if fused:  # the binary default: the level, the draw's step, the update, the average
+                levels, b = biased_kernel(C[0, :], Y[0, :], volume / s[0], xp=xp)
+                idx, w, scale, s, r2, counts = draw_step(
+                    C[0, :], Y[0, :], quad_self, scalar_as(xp, levels, X.dtype), scalar_as(xp, b, X.dtype),
+                    uniform[0, :], s, r2, idx_log[t - 1, 0, :], s_log[t - 1, :], xp=xp, step=step,
+                    renormalise_below=_RENORMALISE_BELOW)
+                c = respond(X, idx, w, Y[0, :], C[0, :], xp=xp, kernel=kernel, gamma=float(gamma), **sparse_extra)
+                c_bar, c = average(C_bar[0, :], c, scale, xp=xp, renormalise_below=_RENORMALISE_BELOW)
+                C, C_bar = xp.reshape(c, (1, n)), xp.reshape(c_bar, (1, n))
             else:
-                # the row where the running weight under water passes a uniform point of class k's total
-                running = xp.cumulative_sum(xp.where(xp.reshape(under, (n_out * n,)), W_flat, 0.0))
-                ends = xp.take(running, offsets[1:] - 1)
-                before = xp.concat((xp.zeros((1,), dtype=f64), ends[:-1]))
-                target = before[:, None] + uniform * (ends - before)[:, None]
-                flat_at = xp.searchsorted(running, xp.reshape(target, (n_out * batch_size,)), side="right")
-                flat_at = xp.minimum(flat_at, xp.reshape(xp.stack([offsets[1:] - 1] * batch_size, axis=1),
-                                                         (n_out * batch_size,)))
-            idx = xp.reshape(flat_at, (n_out, batch_size)) - class_start[:, None]
-            idx_log[t - 1, :, :] = idx
-            # ||w + step sum_j y_j phi(x_j)||^2 with c_j = s c_raw_j = y_j <w, phi(x_j)>
-            C_at = xp.reshape(xp.astype(xp.take(xp.reshape(C, (n_out * n,)), flat_at), f64), (n_out, batch_size))
-            C_at = C_at * s[:, None]
-            if batch_size == 1:
-                quad = xp.take(quad_self, idx[:, 0])
-            else:
-                quad = xp.stack([
-                    batch_quad(dense_rows(X, idx[k, :], xp, bk), xp.take(Y64[k, :], idx[k, :]), xp, kernel, gamma)
-                    for k in range(n_out)
-                ])
-            r2 = r2 + 2.0 * step * xp.sum(C_at, axis=1) + step * step * quad
-            raw_step = step / s  # (K,)
-            coef = raw_step[:, None] * xp.reshape(xp.take(Y_flat, flat_at), (n_out, batch_size))  # step y / s
-            if n_out == 1:
-                w = xp.astype(coef[0, :], X.dtype)
-                C = xp.reshape(respond(X, idx[0, :], w, Y[0, :], C[0, :], xp=xp, kernel=kernel, gamma=float(gamma),
-                                       **sparse_extra), (1, n))
-            else:
-                C = C + Y * block_response(X, xp.reshape(idx, (n_out * batch_size,)), coef, pattern, xp, kernel, gamma,
-                                           bk)
-            over = r2 > 1.0
-            s = xp.where(over, s / xp.sqrt(xp.maximum(r2, 1.0)), s)
-            r2 = xp.where(over, xp.ones_like(r2), r2)
-            s_log[t - 1, :] = s
-            C_bar = C_bar + s[:, None] * xp.astype(C, f64)
-            # Renormalise (all classes) when a scale factor gets small; the host replays it on a, B.
-            renormalise = xp.any(s < _RENORMALISE_BELOW)
-            if not on_host or bool(renormalise):
-                C = xp.where(renormalise, C * xp.astype(s, X.dtype)[:, None], C)
-                s = xp.where(renormalise, xp.ones_like(s), s)
+                # water levels (raw units: level(s c, V) = s level(c, V / s)) of all classes
+                if bias:
+                    found = [biased_kernel(C[k, :], Y[k, :], volume / s[k], xp=xp) for k in range(n_out)]
+                    levels = xp.stack([scalar_as(xp, g, f64) for g, _ in found])
+                    offs = xp.stack([scalar_as(xp, b, f64) for _, b in found])
+                    heights = C + offs[:, None] * Y if n_out > 1 else C + xp.astype(offs, X.dtype)[0] * Y
+                else:
+                    flat = xp.reshape(C, (n_out * n,))
+                    levels = xp.astype(level_kernel(flat, volume / s, offsets, xp=xp), f64)
+                    heights = C
+                # batch_size uniform draws per class from under the water
+                level_col = xp.astype(levels, X.dtype)[:, None]
+                under = heights < level_col
+                counts = xp.sum(xp.astype(under, i64), axis=1)
+                # volume too small to cover anything strictly (in some class): the minima
+                empty = xp.any(counts == 0)
+                if not on_host or bool(empty):
+                    at_most = heights <= level_col
+                    under = xp.where(empty, at_most, under)
+                    counts = xp.where(empty, xp.sum(xp.astype(at_most, i64), axis=1), counts)
+                if weights is None:
+                    ranks = xp.minimum(xp.astype(uniform * xp.astype(counts, f64)[:, None], i64), counts[:, None] - 1)
+                    # the (rank + 1)-th row under water of class k: a search on the running count
+                    running = xp.cumulative_sum(xp.reshape(xp.astype(under, i64), (n_out * n,)))
+                    before = xp.cumulative_sum(counts) - counts  # rows under water in earlier classes
+                    flat_at = xp.searchsorted(running, xp.reshape(before[:, None] + ranks + 1, (n_out * batch_size,)))
+                else:
+                    # the row where the running weight under water passes a uniform point of class k's total
+                    running = xp.cumulative_sum(xp.where(xp.reshape(under, (n_out * n,)), W_flat, 0.0))
+                    ends = xp.take(running, offsets[1:] - 1)
+                    before = xp.concat((xp.zeros((1,), dtype=f64), ends[:-1]))
+                    target = before[:, None] + uniform * (ends - before)[:, None]
+                    flat_at = xp.searchsorted(running, xp.reshape(target, (n_out * batch_size,)), side="right")
+                    flat_at = xp.minimum(flat_at, xp.reshape(xp.stack([offsets[1:] - 1] * batch_size, axis=1),
+                                                             (n_out * batch_size,)))
+                idx = xp.reshape(flat_at, (n_out, batch_size)) - class_start[:, None]
+                idx_log[t - 1, :, :] = idx
+                # ||w + step sum_j y_j phi(x_j)||^2 with c_j = s c_raw_j = y_j <w, phi(x_j)>
+                C_at = xp.reshape(xp.astype(xp.take(xp.reshape(C, (n_out * n,)), flat_at), f64), (n_out, batch_size))
+                C_at = C_at * s[:, None]
+                if batch_size == 1:
+                    quad = xp.take(quad_self, idx[:, 0])
+                else:
+                    quad = xp.stack([
+                        batch_quad(dense_rows(X, idx[k, :], xp, bk), xp.take(Y64[k, :], idx[k, :]), xp, kernel, gamma)
+                        for k in range(n_out)
+                    ])
+                r2 = r2 + 2.0 * step * xp.sum(C_at, axis=1) + step * step * quad
+                raw_step = step / s  # (K,)
+                coef = raw_step[:, None] * xp.reshape(xp.take(Y_flat, flat_at), (n_out, batch_size))  # step y / s
+                if n_out == 1:
+                    w = xp.astype(coef[0, :], X.dtype)
+                    C = xp.reshape(respond(X, idx[0, :], w, Y[0, :], C[0, :], xp=xp, kernel=kernel, gamma=float(gamma),
+                                           **sparse_extra), (1, n))
+                else:
+                    rows = xp.reshape(idx, (n_out * batch_size,))
+                    C = C + Y * block_response(X, rows, coef, pattern, xp, kernel, gamma, bk)
+                over = r2 > 1.0
+                s = xp.where(over, s / xp.sqrt(xp.maximum(r2, 1.0)), s)
+                r2 = xp.where(over, xp.ones_like(r2), r2)
+                s_log[t - 1, :] = s
+                C_bar = C_bar + s[:, None] * xp.astype(C, f64)
+                # Renormalise (all classes) when a scale factor gets small; the host replays it on a, B.
+                renormalise = xp.any(s < _RENORMALISE_BELOW)
+                if not on_host or bool(renormalise):
+                    C = xp.where(renormalise, C * xp.astype(s, X.dtype)[:, None], C)
+                    s = xp.where(renormalise, xp.ones_like(s), s)
             t_done = t
             if bar is not None:  # the count only: every figure of the loop is on the device
                 bar.update(t)

@@ -41,7 +41,7 @@ BUDGETS = {
     "dsg": (50, {"rff_features": 1, "rff_predict": 1}),
     "tsgs3vm": (80, {"rff_features": 2, "rff_predict": 2}),
     "tsgsu": (165, {"rff_features": 2, "rff_predict": 2}),
-    "sbp": (95, {"water_level_biased": 1, "kernel_response_update": 1}),
+    "sbp": (25, {"water_level_biased": 1, "sbp_draw_step": 1, "kernel_response_update": 1, "sbp_average": 1}),
 }
 
 

@@ -1,0 +1,16 @@
+"""The binary SBP iteration's steps around its response update: registrations only.
+
+- ``sbp_draw_step``: a uniform draw from under the water and the step's scalar
+  bookkeeping (``||w||^2``, the coefficient, the projection, the renormalisation flag);
+- ``sbp_average``: the averaged responses' accumulator and the renormalisation.
+
+``xp`` is the reference (the cpu engine runs it on NumPy: a few vectorised passes);
+``cuda`` runs each as one launch where the reference makes about 40 array calls, each
+a launch on a GPU whose host time bounds the iteration (docs/benchmarks.md, "GPU").
+"""
+
+from ..._registry import register_kernel
+
+for _op in ("sbp_draw_step", "sbp_average"):
+    for _impl, _module in (("xp", "_xp"), ("cuda", "_cuda")):
+        register_kernel(_op, _impl, f"{__name__}.{_module}:{_op}")

@@ -1,0 +1,143 @@
+"""Numba-CUDA steps of the binary SBP iteration: each one launch (the reference, ``_xp``,
+is about 30 and 6 array calls, each a CuPy launch of 10-20 us of host time).
+
+``sbp_draw_step`` runs in ONE block: each thread counts the heights under the water
+(strictly, and at or below: the fallback when none is strictly) in its own
+contiguous run of the rows, a block scan of the counts finds the run holding the
+drawn rank, and that run's thread walks it to the row. Thread 0 then does the
+step's scalar bookkeeping in float64 (as the reference: ``s`` and ``||w||^2`` are
+float64 by design), writes the loop's log entries and updates ``s`` and ``r2`` in
+place. One block reads the n responses and labels twice (the count, then one run):
+a9a's 32,561 rows are ~0.5 MB, a few microseconds at one SM's bandwidth, under
+the launch cost it replaces; the walk is at most ``ceil(n / threads)`` reads.
+Heights ``C + b y`` with ``y = +-1`` are exact whatever the compiler contracts.
+
+``sbp_average`` is one thread per row, in place: ``C_bar += s C`` (float64) and
+``C *= s`` where the scale is renormalised.
+
+Under the simulator (NumPy arrays) the same kernels run with smaller blocks.
+"""
+
+import math
+
+from numba import config, cuda, float64, int64
+
+from .._cuda_launch import THREADS_1D, contiguous, grid_1d, launch_context, run_kernel
+
+_THREADS = 32 if config.ENABLE_CUDASIM else 256
+
+_SIGS = {
+    "_draw_step": "void({f}[::1], {f}[::1], float64[::1], {f}[::1], {f}[::1], float64[::1], float64[::1],"
+    " float64[::1], int64[::1], float64[::1], {f}[::1], float64[::1], {f}[::1], int64[::1], float64, float64)",
+    "_average": "void(float64[::1], {f}[::1], float64[::1], {f}[::1], float64)",
+}
+PTX_SIGNATURES = {name: [sig.format(f="float32"), sig.format(f="float64")] for name, sig in _SIGS.items()}
+PTX_FLOAT64_BY_DESIGN = {
+    "_draw_step": "the step's scalars (the scale s, ||w||^2, the draw's rank) are float64 in every dtype "
+    "(algorithms/sbp.py), computed by one thread once an iteration; the heights' pass is in the input's dtype",
+    "_average": "the averaged responses accumulate in float64 by design (algorithms/sbp.py)",
+}
+
+
+@cuda.jit
+def _draw_step(C, Y, quad_self, level, offset, uniform, s, r2, idx_out, s_out, w, s_avg, s_cast, count_out, step,
+               renormalise_below):
+    lt_s = cuda.shared.array(_THREADS, int64)
+    le_s = cuda.shared.array(_THREADS, int64)
+    found = cuda.shared.array(1, int64)
+    tid = cuda.threadIdx.x
+    n = C.shape[0]
+    run = (n + _THREADS - 1) // _THREADS
+    lo = min(tid * run, n)
+    hi = min(lo + run, n)
+    g = level[0]
+    b = offset[0]
+    lt = 0
+    le = 0
+    for i in range(lo, hi):
+        h = C[i] + b * Y[i]
+        if h < g:
+            lt += 1
+        if h <= g:
+            le += 1
+    lt_s[tid] = lt
+    le_s[tid] = le
+    if tid == 0:
+        found[0] = 0
+    cuda.syncthreads()
+    # inclusive scans of both counts (Hillis-Steele; a barrier between reading and writing)
+    offset_ = 1
+    while offset_ < _THREADS:
+        a_lt = lt_s[tid - offset_] if tid >= offset_ else 0
+        a_le = le_s[tid - offset_] if tid >= offset_ else 0
+        cuda.syncthreads()
+        lt_s[tid] += a_lt
+        le_s[tid] += a_le
+        cuda.syncthreads()
+        offset_ *= 2
+    strict = lt_s[_THREADS - 1] > 0  # else the minima: at or below the level
+    total = lt_s[_THREADS - 1] if strict else le_s[_THREADS - 1]
+    rank = min(int64(uniform[0] * float64(total)), total - 1)
+    end = lt_s[tid] if strict else le_s[tid]
+    start = end - (lt if strict else le)
+    if start <= rank < end:  # this thread's run holds the (rank + 1)-th row under water
+        seen = start
+        for i in range(lo, hi):
+            h = C[i] + b * Y[i]
+            if (h < g) if strict else (h <= g):
+                if seen == rank:
+                    found[0] = i
+                    break
+                seen += 1
+    cuda.syncthreads()
+    if tid == 0:
+        i = found[0]
+        s0 = s[0]
+        r = r2[0] + 2.0 * step * (float64(C[i]) * s0) + step * step * quad_self[i]
+        w[0] = step / s0 * float64(Y[i])
+        s1 = s0
+        if r > 1.0:
+            s1 = s0 / math.sqrt(r)
+            r = 1.0
+        idx_out[0] = i
+        s_out[0] = s1
+        s_avg[0] = s1
+        s_cast[0] = s1  # rounded to the responses' dtype, as the reference's astype
+        s[0] = 1.0 if s1 < renormalise_below else s1
+        r2[0] = r
+        count_out[0] = total
+
+
+@cuda.jit
+def _average(C_bar, C, s_avg, s_cast, renormalise_below):
+    i = cuda.grid(1)
+    if i < C.shape[0]:
+        scale = s_avg[0]
+        C_bar[i] += scale * float64(C[i])
+        if scale < renormalise_below:
+            C[i] = C[i] * s_cast[0]
+
+
+def sbp_draw_step(C, Y, quad_self, level, offset, uniform, s, r2, idx_out, s_out, *, xp, step, renormalise_below):
+    """The signature and results of ``_xp.sbp_draw_step``; ``s`` and ``r2`` are updated in
+    place and returned as ``s_next`` and ``r2_next``."""
+    dt = C.dtype
+    level = xp.reshape(xp.astype(level, dt, copy=False), (1,))
+    offset = xp.reshape(xp.astype(offset, dt, copy=False), (1,))
+    C, Y, quad_self, uniform = contiguous(xp, C, Y, quad_self, uniform)
+    w, s_cast = xp.empty((1,), dtype=dt), xp.empty((1,), dtype=dt)
+    s_avg = xp.empty((1,), dtype=xp.float64)
+    count = xp.empty((1,), dtype=xp.int64)
+    with launch_context(xp) as stream:
+        run_kernel(_draw_step, 1, _THREADS, stream, C, Y, quad_self, level, offset, uniform, s, r2, idx_out, s_out,
+                   w, s_avg, s_cast, count, float(step), float(renormalise_below))
+    return idx_out, w, (s_avg, s_cast), s, r2, count
+
+
+def sbp_average(C_bar, C, scale, *, xp, renormalise_below):
+    """The signature and results of ``_xp.sbp_average``, computed in place."""
+    s_avg, s_cast = scale
+    blocks, threads = grid_1d(C.shape[0], THREADS_1D)
+    with launch_context(xp) as stream:
+        run_kernel(_average, blocks, threads, stream, C_bar, C, s_avg, s_cast, float(renormalise_below))
+    return C_bar, C
