@@ -66,15 +66,15 @@ def _draw_step(C, Y, quad_self, level, offset, uniform, s, r2, idx_out, s_out, w
         found[0] = 0
     cuda.syncthreads()
     # inclusive scans of both counts (Hillis-Steele; a barrier between reading and writing)
-    offset_ = 1
-    while offset_ < _THREADS:
-        a_lt = lt_s[tid - offset_] if tid >= offset_ else 0
-        a_le = le_s[tid - offset_] if tid >= offset_ else 0
+    stride = 1
+    while stride < _THREADS:
+        a_lt = lt_s[tid - stride] if tid >= stride else 0
+        a_le = le_s[tid - stride] if tid >= stride else 0
         cuda.syncthreads()
         lt_s[tid] += a_lt
         le_s[tid] += a_le
         cuda.syncthreads()
-        offset_ *= 2
+        stride *= 2
     strict = lt_s[_THREADS - 1] > 0  # else the minima: at or below the level
     total = lt_s[_THREADS - 1] if strict else le_s[_THREADS - 1]
     rank = min(int64(uniform[0] * float64(total)), total - 1)
