@@ -6,7 +6,7 @@ average; the empty-under-water fallback, ties at the level and the last rank."""
 import numpy as np
 import pytest
 
-from kbackends import get_kernel, to_numpy
+from kbackends import get_kernel, resolve, to_numpy
 from kbackends.testing import oracle
 
 pytestmark = pytest.mark.cuda
@@ -50,7 +50,7 @@ CASES = {
 def test_draw_step_matches_the_reference(gpu, dtype_name, n, case):
     dtype = np.dtype(dtype_name).type
     args = _inputs(n, dtype, n, **CASES[case])
-    want = _run(oracle("sbp_draw_step"), _numpy_backend(), np, args, step=0.3)
+    want = _run(oracle("sbp_draw_step"), resolve("cpu"), np, args, step=0.3)
     got = _run(get_kernel("sbp_draw_step", gpu), gpu, gpu.xp, args, step=0.3)
     for name, a, b in zip(("idx", "w", "s_avg", "s_cast", "s_next", "r2", "count", "idx log", "s log"), got, want):
         assert a.dtype == b.dtype, name
@@ -75,9 +75,3 @@ def test_average_matches_the_reference(gpu, dtype_name, renormalise):
     for a, b in zip(got, want):
         np.testing.assert_array_equal(to_numpy(a), b)
     np.testing.assert_array_equal(want[1], C * scale[1] if renormalise else C)
-
-
-def _numpy_backend():
-    from kbackends import resolve
-
-    return resolve("cpu")

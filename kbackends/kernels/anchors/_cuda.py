@@ -37,6 +37,8 @@ from numba import config, cuda
 
 from .. import _cuda_launch as launch
 from .._cuda_math import INF, TWO, ZERO
+from ..response._cuda import csr_rows_dense
+from ._xp import seeds_loop
 
 
 @cuda.jit(cache=True)
@@ -227,11 +229,6 @@ def anchor_accumulate(indices, weights, rows, *, xp, n_anchors):
 def kmeans_seeds(X, sq, uniforms, *, xp, first):
     """k-means++ seeding (:func:`kbackends.kernels.anchors._xp.seeds_loop`: one host read
     of the D(x)^2 per centre); a CSR row is densified on the device."""
-    import numpy as np
-
-    from ..response._cuda import csr_rows_dense
-    from ._xp import seeds_loop
-
     if hasattr(X, "tocsr"):
         return seeds_loop(X, sq, uniforms, first, xp,
                           lambda i: csr_rows_dense(X, xp.asarray(np.asarray([i], dtype=np.int64)), xp=xp)[0])
