@@ -68,8 +68,9 @@ class OpCount:
 
 class count_array_ops:  # noqa: N801  (used as a function: ``with count_array_ops() as count``)
     """Context manager: count the ``array_api_strict`` calls made inside
-    :func:`kbackends.sync_free` regions while it is active (namespace functions and
-    the array's operators and indexing), each call of a registered kernel as one.
+    :func:`kbackends.sync_free` regions while it is active (namespace functions,
+    ``linalg`` functions as ``"linalg.<name>"``, and the array's operators and
+    indexing), each call of a registered kernel as one.
 
     Yields
     ------
@@ -119,6 +120,11 @@ class count_array_ops:  # noqa: N801  (used as a function: ``with count_array_op
             if inspect.isfunction(original) and name not in _NOT_OPS:
                 self._saved.append((array_api_strict, name, original))
                 setattr(array_api_strict, name, counted(name, original))
+        for name in getattr(array_api_strict.linalg, "__all__", ()):  # solve, diagonal, ...: launches too
+            original = getattr(array_api_strict.linalg, name)
+            if inspect.isfunction(original):
+                self._saved.append((array_api_strict.linalg, name, original))
+                setattr(array_api_strict.linalg, name, counted(f"linalg.{name}", original))
         for name in _METHODS:
             original = Array.__dict__.get(name)
             if original is not None:

@@ -10,7 +10,9 @@ a fraction of float32's rate (1/64 on consumer parts).
 Convention: each ``kbackends/kernels/*/_cuda.py`` defines ``PTX_SIGNATURES =
 {kernel name: [Numba signature, ...]}`` naming every ``@cuda.jit`` kernel it
 defines, float32 signatures spelled ``float32``; a kernel that computes in
-float64 on purpose is named in ``PTX_FLOAT64_BY_DESIGN`` with the reason.
+float64 on purpose is named in ``PTX_FLOAT64_BY_DESIGN`` with the reason, and one
+whose data are float64 in every compute dtype (and so has no float32 form) in
+``PTX_FLOAT64_ONLY`` with the reason.
 
 Without a driver, Numba cannot ask a device for its compute capability when it
 compiles the device functions a kernel calls: the ``sm_90`` fixture answers
@@ -80,8 +82,11 @@ def test_every_kernel_is_listed_with_float32_and_float64(name):
     listed = getattr(module, "PTX_SIGNATURES", None)
     assert listed is not None, f"{name} defines no PTX_SIGNATURES"
     assert set(listed) == _kernels(module), f"{name}: PTX_SIGNATURES must name exactly its @cuda.jit kernels"
+    only64 = getattr(module, "PTX_FLOAT64_ONLY", {})
+    assert set(only64) <= set(listed), f"{name}: PTX_FLOAT64_ONLY names a kernel PTX_SIGNATURES does not"
     for kernel, sigs in listed.items():
-        assert any("float32" in s for s in sigs) and any("float64" in s for s in sigs), kernel
+        assert any("float64" in s for s in sigs), kernel
+        assert any("float32" in s for s in sigs) != (kernel in only64), kernel
 
 
 @functools.lru_cache(maxsize=None)
