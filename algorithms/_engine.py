@@ -424,9 +424,9 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
                 intercept = intercept + delta_b
 
             for i, src in enumerate(sources):
-                if caches[i] is not None:
-                    update = _kernel("rff_predict", bk)(src.X, omega, phase, delta, xp=xp, form="cos")
-                    caches[i] = caches[i] * (1.0 - eta * s.lam) + update
+                if caches[i] is not None:  # f * (1 - eta lam) + the block's change, one kernel
+                    caches[i] = _kernel("rff_predict_add", bk)(src.X, omega, phase, delta, caches[i], xp=xp,
+                                                               form="cos", shrink=1.0 - eta * s.lam)
             if monitor is not None:  # the iterate measured: a device copy, no transfer
                 iterate = None if averager is not None else (
                     t, n_blocks, xp.asarray(stored[: n_blocks * F, :], copy=True), scale, intercept)

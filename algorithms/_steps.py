@@ -201,7 +201,8 @@ class _Monitor:
         """After a step: update ``f`` and start its mean loss to the host; ``iterate``
         (anything: the engine's copy of the model) is kept with it."""
         xp, src = self.bk.xp, self.spec.source
-        self.f = self.f * shrink + get_kernel("rff_predict", self.bk)(src.X, omega, phase, delta, xp=xp, form="cos")
+        self.f = get_kernel("rff_predict_add", self.bk)(src.X, omega, phase, delta, self.f, xp=xp, form="cos",
+                                                        shrink=shrink)
         per_row = xp.sum(src.loss.value(self.f + intercept, src.y, xp), axis=1)
         loss = xp.mean(per_row) if self.weights is None else xp.sum(xp.astype(per_row, xp.float64) * self.weights)
         self.pending.append((to_host_async(loss), iterate))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import kbackends
-from kbackends import to_numpy
+from kbackends import ops, to_numpy
 from kbackends.testing import kernel_module
 
 launch = kernel_module(None, "cuda_launch")
@@ -66,6 +66,34 @@ def test_rff_ops_over_chunks(bk, small_chunks, dtype_name, form):
     _close(total, _xp.rff_weighted_sum(X, omega, phase, g, **ref), dtype_name, np.abs(g).sum())
     # chunk totals are added in chunk order, no atomics: the same bits again
     np.testing.assert_array_equal(to_numpy(_cuda.rff_weighted_sum(*args, bk.asarray(g), **kw)), to_numpy(total))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("form", ["cos", "cossin"])
+def test_rff_predict_add_over_chunks(bk, small_chunks, dtype_name, form, sparse):
+    """The engine's cache update ``f * shrink + rff_predict(...)`` in one kernel call:
+    the reference's values over several chunks, for one target and for more
+    targets than one pass of the partial kernel holds; ``f`` is left as it was."""
+    import scipy.sparse
+
+    _cuda, _xp = kernel_module("rff", "cuda"), kernel_module("rff", "xp")
+    rng = np.random.default_rng(5)
+    n, m, d = 29, 6, 3
+    X = rng.standard_normal((n, d)).astype(dtype_name)
+    omega, phase = (np.asarray(a) for a in omega_block(4, 1, m, d, gamma=0.7, dtype=dtype_name))
+    n_out = m if form == "cos" else 2 * m
+    kw = {"xp": bk.xp, "form": form, "shrink": 0.9}
+    Xd = ops.as_csr(ops.to_backend(scipy.sparse.csr_matrix(X), bk)) if sparse else bk.asarray(X)
+    for k in (1, 5):
+        coef = rng.standard_normal((n_out, k)).astype(dtype_name)
+        f = rng.standard_normal((n, k)).astype(dtype_name)
+        f_dev = bk.asarray(f)
+        got = _cuda.rff_predict_add(Xd, bk.asarray(omega), bk.asarray(phase), bk.asarray(coef), f_dev, **kw)
+        want = _xp.rff_predict_add(X, omega, phase, coef, f, xp=np, form=form, shrink=0.9)
+        _close(got, want, dtype_name, np.abs(coef).sum() + np.abs(f).max())
+        np.testing.assert_array_equal(to_numpy(f_dev), f)
+    empty = _cuda.rff_predict_add(Xd, bk.asarray(omega[:0]), bk.asarray(phase[:0]), bk.asarray(coef[:0]), f_dev, **kw)
+    _close(empty, f * np.float32(0.9) if dtype_name == "float32" else f * 0.9, dtype_name, 1)
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])

@@ -4,9 +4,9 @@ approximation they exist for, and clear errors for bad input."""
 import numpy as np
 import pytest
 
-from kbackends import ops
+from kbackends import get_kernel, ops
 from kbackends.random import omega_block
-from kbackends.testing import assert_matches_oracle, host, on
+from kbackends.testing import TOLERANCE, assert_matches_oracle, host, on, oracle
 
 # (n_samples, n_features, n_dims): empty, single, odd, past one row tile (64 rows: the numba
 # tile and the cuda weighted sum's rows a thread) and one 32-column block, a partial one after each.
@@ -40,6 +40,22 @@ def test_predict_matches_oracle(backend, dtype_name, form, n, m, d, n_targets):
     (got,) = assert_matches_oracle("rff_predict", X, omega, phase, coef, backend=backend, form=form,
                                    scale=np.abs(coef).sum())
     assert got.shape == (n,) + shape[1:]
+
+
+@pytest.mark.parametrize("n_targets", [1, 5])  # 5 > the cuda kernel's group of 4
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("n, m, d", SIZES)
+def test_predict_add_matches_oracle(backend, dtype_name, form, n, m, d, n_targets):
+    """The engine's cache update (a registered kernel, no public op): ``f * shrink + rff_predict``."""
+    X, omega, phase, rng = _problem(dtype_name, n, m, d)
+    coef = rng.standard_normal((m * (1 if form == "cos" else 2), n_targets)).astype(dtype_name)
+    f = rng.standard_normal((n, n_targets)).astype(dtype_name)
+    kw = {"form": form, "shrink": 0.75}
+    want = oracle("rff_predict_add")(X, omega, phase, coef, f, xp=np, **kw)
+    got = get_kernel("rff_predict_add", backend)(*(on(backend, a) for a in (X, omega, phase, coef, f)),
+                                                 xp=backend.xp, **kw)
+    assert got.shape == (n, n_targets) and host(got).dtype == np.dtype(dtype_name)
+    np.testing.assert_allclose(host(got), want, rtol=0, atol=TOLERANCE[dtype_name] * (np.abs(coef).sum() + 1))
 
 
 @pytest.mark.parametrize("n_targets", [None, 2, 9])  # 9 > the cuda kernel's group of 8

@@ -165,6 +165,21 @@ def _predict_partial(Z, transposed, phase, coef_c, coef_s, cossin, partial):
 
 
 @cuda.jit(cache=True)
+def _sum_segments(partial, f, shrink, add, out):
+    """``out[i, c] = f[i, c] shrink + sum_s partial[s, i, c]`` (``f`` unread unless
+    ``add``), the segments added in order; a :func:`grid_2d` launch, targets on x."""
+    c, y = cuda.grid(2)
+    n_seg, n, k = partial.shape
+    if c >= k:
+        return
+    for i in range(y, n, cuda.gridsize(2)[1]):
+        acc = partial[0, i, c]
+        for s in range(1, n_seg):
+            acc += partial[s, i, c]
+        out[i, c] = f[i, c] * shrink + acc if add else acc
+
+
+@cuda.jit(cache=True)
 def _weighted_partial(Z, phase, G, cossin, partial):
     """``partial[b, c, j] = sum_{i in block b} G[c, i] cos_j(i)`` (and ``partial[b, c, m + j]``
     with ``sin_j(i)`` in the cossin form); a :func:`grid_2d` launch, features on x, row blocks on y."""
@@ -208,6 +223,9 @@ PTX_SIGNATURES = {
     "_csr_product": [
         f"void({i}[::1], {i}[::1], {t}[::1], int64[::1], {t}[:, ::1], {t}[:, ::1])"
         for t, i in (("float32", "int32"), ("float64", "int32"), ("float32", "int64"))
+    ],
+    "_sum_segments": [
+        f"void({t}[:, :, ::1], {t}[:, ::1], {t}, boolean, {t}[:, ::1])" for t in ("float32", "float64")
     ],
     "_weighted_partial": [
         f"void({t}[:, ::1], {t}[::1], {t}[:, ::1], boolean, {t}[:, :, ::1])" for t in ("float32", "float64")
@@ -285,30 +303,54 @@ def rff_features(X, omega, phase, *, xp, form):
 
 
 def rff_predict(X, omega, phase, coef, *, xp, form):
+    return _predict(X, omega, phase, coef, None, 0.0, xp, form)
+
+
+def rff_predict_add(X, omega, phase, coef, f, *, xp, form, shrink):
+    """``f * shrink + rff_predict(X, omega, phase, coef)``, the sum formed where the
+    segments' partial sums are added (:func:`_sum_segments`): a cache update in the
+    launches of one prediction."""
+    return _predict(X, omega, phase, coef, f, shrink, xp, form)
+
+
+def _predict(X, omega, phase, coef, f, shrink, xp, form):
+    """``rff_predict``, plus ``f * shrink`` when ``f`` is given; per chunk the product,
+    :func:`_predict_partial` and :func:`_sum_segments` (three launches)."""
     n = X.shape[0]
     cossin = form == "cossin"
     m = omega.shape[0]
     sparse, X, omega, phase, omega_t = _prepare(X, omega, phase, xp)
     (coef2,) = launch.contiguous(xp, xp.reshape(coef, _as_matrix_shape(coef, rows_last=False)))
     k = coef2.shape[1]
-    out = xp.zeros((n, k), dtype=X.dtype)
-    if n and m and k:
-        coef_c, coef_s = (coef2[:m], coef2[m:]) if cossin else (coef2, coef2)
-        coef_c, coef_s = launch.contiguous(xp, coef_c, coef_s)
-        n_seg = launch.blocks_for(m, _SEGMENT)
-        step = launch.chunk_rows(n, (m + n_seg * k) * X.dtype.itemsize)
-        with launch.launch_context(xp) as stream:
-            for start in range(0, n, step):
-                stop = min(n, start + step)
-                if sparse is not None:  # (rows, m), row-major: read along each thread's row
-                    Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
-                else:
-                    Z = xp.matmul(omega, X[start:stop].T)  # (m, rows): coalesced reads by row
-                partial = xp.empty((n_seg, stop - start, k), dtype=X.dtype)
-                grid, block = launch.grid_2d(n_seg, stop - start)  # rows of the chunk on x, segments on y
-                launch.run_kernel(_predict_partial, grid, block, stream,
-                                  Z, sparse is None, phase, coef_c, coef_s, cossin, partial)
-                out[start:stop] = xp.sum(partial, axis=0)
+    if not (n and m and k):
+        out = xp.zeros((n, k), dtype=X.dtype) if f is None else f * shrink
+        return xp.reshape(out, (n,) + tuple(coef.shape[1:]))
+    add = f is not None
+    if add:
+        (f,) = launch.contiguous(xp, xp.reshape(f, (n, k)))
+    out = xp.empty((n, k), dtype=X.dtype)
+    # without f a stand-in that is never read (not ``out``: the simulator copies every
+    # array argument back from its device, and an aliased stale copy could land last)
+    unread = xp.empty((1, 1), dtype=X.dtype)
+    shrink = out.dtype.type(shrink)  # f * shrink in the compute dtype, as NumPy's f * python_float
+    coef_c, coef_s = (coef2[:m], coef2[m:]) if cossin else (coef2, coef2)
+    coef_c, coef_s = launch.contiguous(xp, coef_c, coef_s)
+    n_seg = launch.blocks_for(m, _SEGMENT)
+    step = launch.chunk_rows(n, (m + n_seg * k) * X.dtype.itemsize)
+    with launch.launch_context(xp) as stream:
+        for start in range(0, n, step):
+            stop = min(n, start + step)
+            if sparse is not None:  # (rows, m), row-major: read along each thread's row
+                Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
+            else:
+                Z = xp.matmul(omega, X[start:stop].T)  # (m, rows): coalesced reads by row
+            partial = xp.empty((n_seg, stop - start, k), dtype=X.dtype)
+            grid, block = launch.grid_2d(n_seg, stop - start)  # rows of the chunk on x, segments on y
+            launch.run_kernel(_predict_partial, grid, block, stream,
+                              Z, sparse is None, phase, coef_c, coef_s, cossin, partial)
+            grid, block = launch.grid_2d(stop - start, k)
+            launch.run_kernel(_sum_segments, grid, block, stream, partial, f[start:stop] if add else unread, shrink,
+                              add, out[start:stop])
     return xp.reshape(out, (n,) + tuple(coef.shape[1:]))
 
 

@@ -430,6 +430,11 @@ def rff_predict(X, omega, phase, coef, *, xp, form):
     return out.reshape((n,) + coef.shape[1:])
 
 
+def rff_predict_add(X, omega, phase, coef, f, *, xp, form, shrink):
+    """``f * shrink + rff_predict(X, omega, phase, coef)``: a cached prediction updated."""
+    return f * shrink + rff_predict(X, omega, phase, coef, xp=xp, form=form)
+
+
 def rff_weighted_sum(X, omega, phase, g, *, xp, form):
     Xk, n, d, dtype = _kernel_input(X)
     cossin = form == "cossin"

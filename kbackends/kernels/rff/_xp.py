@@ -31,6 +31,11 @@ def rff_predict(X, omega, phase, coef, *, xp, form):
     return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
 
 
+def rff_predict_add(X, omega, phase, coef, f, *, xp, form, shrink):
+    """``f * shrink + rff_predict(X, omega, phase, coef)``: a cached prediction updated."""
+    return f * shrink + rff_predict(X, omega, phase, coef, xp=xp, form=form)
+
+
 def rff_weighted_sum(X, omega, phase, g, *, xp, form):
     n = X.shape[0]
     n_out = omega.shape[0] * (1 if form == "cos" else 2)
