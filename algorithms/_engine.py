@@ -47,7 +47,7 @@ from kbackends.random import omega_block, omega_blocks
 from ._finite import check_finite_fit
 from ._progress import engine_bar
 from ._steps import (  # noqa: F401 (re-exported)
-    EarlyStopping, _Averager, _block_step, _cdsg_step, _check_step_ratio, _device, _Monitor, step_size,
+    EarlyStopping, _Averager, _block_step, _cdsg_step, _check_step_ratio, _Monitor, step_size,
 )
 from ._sparse import batch_rows
 from ._validation import as_compute_dtype  # noqa: F401 (the fits call it as _engine.as_compute_dtype)

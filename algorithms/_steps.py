@@ -115,39 +115,18 @@ def _block_step(batches, omega, phase, bk, s, eta: float, F: int):
             grad_b = gb if grad_b is None else grad_b + gb
         return -eta * (2.0 / F) * grad, -eta * grad_b
 
-    f64 = xp.float64
-    n_cols = F + (1 if s.fit_intercept else 0)
-    cov = None
-    rhs = None
+    # The system and its solve are kernels (kbackends/kernels/gauss_newton): on a GPU
+    # a few launches where the array calls would be about 30 (docs/benchmarks.md, "GPU").
+    cov = rhs = None
     for batch in batches:
-        B = batch.X.shape[0]
         phi = get_kernel("rff_features", bk)(batch.X, omega, phase, xp=xp, form="cos")
-        if s.fit_intercept:
-            phi = xp.concat((phi, xp.ones((B, 1), dtype=phi.dtype, device=_device(phi))), axis=1)
-        # The B x F products in the compute dtype (float32 halves the time; the
-        # ridge dominates the rounding), the small F x F solve in float64.
         src = batch.source
-        weight = src.weight if src.curvature is None else src.curvature
-        c = xp.astype(phi.T @ phi, f64) * (weight / B)  # each source's Gauss-Newton curvature
-        r = xp.astype(phi.T @ xp.astype(batch.g, phi.dtype), f64) / B
-        cov = c if cov is None else cov + c
-        rhs = r if rhs is None else rhs + r
-    dev = _device(cov)
-    ridge = xp.mean(xp.linalg.diagonal(cov)[:F]) * s.ridge  # a 0-d device array: no host read
-    penalty = xp.ones((n_cols,), dtype=f64, device=dev) * ridge
-    if s.fit_intercept:
-        penalty = xp.where(xp.arange(n_cols, device=dev) == F, 0.0, penalty)  # intercept unpenalised
-    step = xp.linalg.solve(cov + xp.eye(n_cols, dtype=f64, device=dev) * penalty, rhs)
+        weight = src.weight if src.curvature is None else src.curvature  # each source's Gauss-Newton curvature
+        cov, rhs = get_kernel("gn_system", bk)(phi, batch.g, cov, rhs, xp=xp, weight=weight,
+                                               fit_intercept=s.fit_intercept)
     eta = eta / max(batch.source.loss.curvature for batch in batches)
-    dtype = batches[0].X.dtype
-    delta = xp.astype(-eta * step[:F, :], dtype)
-    if s.fit_intercept:
-        return delta, xp.astype(-eta * step[F, :], dtype)
-    return delta, xp.zeros_like(delta[0, :])
-
-
-def _device(a):
-    return getattr(a, "device", None)
+    return get_kernel("gn_solve", bk)(cov, rhs, xp=xp, ridge=s.ridge, eta=eta, n_features=F,
+                                      fit_intercept=s.fit_intercept, dtype=batches[0].X.dtype)
 
 
 @dataclass
