@@ -368,7 +368,8 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
                 s.derivatives(batches, xp)
             else:
                 for batch in batches:
-                    batch.g = batch.source.loss.derivative(batch.f, batch.y, xp) * batch.source.weight
+                    batch.g = _kernel("loss_derivative", bk)(batch.f, batch.y, xp=xp, loss=batch.source.loss,
+                                                             weight=batch.source.weight)
 
             # 3: which block.
             target = n_blocks  # a new block unless the variant says otherwise

@@ -1,0 +1,14 @@
+"""The engine's loss derivatives on a mini-batch: registrations only.
+
+``loss_derivative(f, y, *, xp, loss, weight)`` is ``loss.derivative(f, y, xp) * weight``
+for a :class:`kbackends.losses.Loss` (passed in, so this floor imports nothing above it).
+``xp`` is the reference; ``cuda`` computes the supervised losses (hinge, squared hinge,
+logistic, squared) in one launch where their array expressions are 3-6 launches
+(hinge: a product, a comparison, a negation, a product and a ``where``, then the weight),
+and runs the reference on CuPy for any other loss.
+"""
+
+from ..._registry import register_kernel
+
+for _impl, _module in (("xp", "_xp"), ("cuda", "_cuda")):
+    register_kernel("loss_derivative", _impl, f"{__name__}.{_module}:loss_derivative")
