@@ -45,6 +45,7 @@ from kbackends.losses import Loss
 from kbackends.random import omega_block, omega_blocks
 
 from ._finite import check_finite_fit
+from ._draws import AHEAD, BatchIndices
 from ._progress import engine_bar
 from ._steps import (  # noqa: F401 (re-exported)
     EarlyStopping, _Averager, _block_step, _cdsg_step, _check_step_ratio, _Monitor, step_size,
@@ -338,6 +339,8 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
         held_out = s.early_stopping.source.X
         monitor = _Monitor(s.early_stopping, bk, predict_all(held_out) * scale if n_blocks else
                            xp.zeros((held_out.shape[0], k_out), dtype=dtype))
+    indices = BatchIndices(sources, rng, bk, last, ahead=1 if s.variant == "udsg" or s.callback is not None or (
+        s.max_blocks is not None and s.max_blocks < s.n_iter) else AHEAD)  # ahead only where rng serves nothing else
     # No device -> host transfer inside an iteration (kbackends.sync_free): scalars stay
     # 0-d device arrays; only a user callback may read (it runs in a hole).
     with sync_free():
@@ -347,16 +350,14 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
 
             # 1-2: batches, predictions, derivatives.
             batches = []
-            for src, cache in zip(sources, caches):
-                idx = bk.asarray(src.draw(rng))
+            for src, cache, idx in zip(sources, caches, indices.take(t)):
                 Xb = batch_rows(src.X, idx, bk)  # CSR rows for sparse X (named, not gathered, on cuda)
-                if cache is not None:
-                    f = xp.take(cache, idx, axis=0) + intercept
-                elif n_blocks:
-                    f = predict_all(Xb) * scale + intercept
+                if cache is not None:  # cache[idx] + intercept and y[idx], one kernel
+                    f, yb = _kernel("cache_batch", bk)(cache, src.y, idx, intercept, xp=xp)
                 else:
-                    f = xp.zeros((src.batch_size, k_out), dtype=dtype) + intercept
-                yb = None if src.y is None else xp.take(src.y, idx, axis=0)
+                    f = predict_all(Xb) * scale + intercept if n_blocks else \
+                        xp.zeros((src.batch_size, k_out), dtype=dtype) + intercept
+                    yb = None if src.y is None else xp.take(src.y, idx, axis=0)
                 batches.append(_Batch(source=src, X=Xb, y=yb, f=f))
             if s.balance is not None:
                 source, target = s.balance
@@ -414,15 +415,14 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
                 beta = np.resize(beta, max(beta.size, n_blocks + 1))
                 beta[n_blocks] = 0.0
                 n_blocks += 1
-            rows = slice(target * F, (target + 1) * F)
-            stored_delta = delta / scale
-            stored[rows, :] = stored[rows, :] + stored_delta
+            # stored[rows] += delta / scale in place, and the intercept's change (one kernel)
+            stored_delta, intercept = _kernel("block_update", bk)(stored, delta, intercept, delta_b, xp=xp,
+                                                                  start=target * F, scale=scale,
+                                                                  fit_intercept=s.fit_intercept)
             if averager is not None:
-                averager.record(rows, stored_delta)
+                averager.record(slice(target * F, (target + 1) * F), stored_delta)
             if s.variant == "cdsg":
                 pending[1:] = [target, -eta / scale]
-            if s.fit_intercept:
-                intercept = intercept + delta_b
 
             for i, src in enumerate(sources):
                 if caches[i] is not None:  # f * (1 - eta lam) + the block's change, one kernel

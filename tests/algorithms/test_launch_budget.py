@@ -37,11 +37,12 @@ def _fit(name, bk):
 
 
 # name: (most array calls an iteration, {kernel: calls an iteration})
+_ENGINE = {"cache_batch": 1, "rff_features": 1, "gn_system": 1, "rff_predict_add": 1}  # a call per source
 BUDGETS = {
-    "dsg": (18, {"rff_features": 1, "gn_system": 1, "gn_solve": 1, "loss_derivative": 1, "rff_predict_add": 1}),
-    "tsgs3vm": (31, {"rff_features": 2, "gn_system": 2, "gn_solve": 1, "loss_derivative": 2, "rff_predict_add": 2}),
-    "tsgsu": (125, {"rff_features": 2, "gn_system": 2, "gn_solve": 1, "rff_predict_add": 2}),
-    "sbp": (25, {"water_level_biased": 1, "sbp_draw_step": 1, "kernel_response_update": 1, "sbp_average": 1}),
+    "dsg": (12, {**_ENGINE, "omega_block": 1, "loss_derivative": 1, "gn_solve": 1, "block_update": 1}),
+    "tsgs3vm": (24, {**{op: 2 for op in _ENGINE}, "loss_derivative": 2, "gn_solve": 1, "block_update": 1}),
+    "tsgsu": (118, {**{op: 2 for op in _ENGINE}, "gn_solve": 1, "block_update": 1}),
+    "sbp": (23, {"water_level_biased": 1, "sbp_draw_step": 1, "kernel_response_update": 1, "sbp_average": 1}),
 }
 
 

@@ -1,0 +1,83 @@
+"""Numba-CUDA forms of the engine's bookkeeping: each one launch of one thread an
+entry, in the compute dtype (a Python float scale cast to it, as NumPy casts a
+Python scalar), where the reference (``_xp``) is three or four CuPy launches."""
+
+from numba import cuda
+
+from .._cuda_launch import contiguous, grid_1d, grid_2d, launch_context, run_kernel
+from . import _xp
+
+PTX_SIGNATURES = {
+    "_cache_batch": [f"void({t}[:, ::1], {t}[:, ::1], int64[::1], {t}[::1], boolean, {t}[:, ::1], {t}[:, ::1])"
+                     for t in ("float32", "float64")],
+    "_block_update": [f"void({t}[:, ::1], int64, {t}[:, ::1], {t}, {t}[:, ::1], {t}[::1], {t}[::1], boolean,"
+                      f" {t}[::1])" for t in ("float32", "float64")],
+}
+
+
+@cuda.jit(cache=True)
+def _cache_batch(cache, y, idx, intercept, has_y, f, yb):
+    """``f[r] = cache[idx[r]] + intercept``, ``yb[r] = y[idx[r]]``; a :func:`grid_2d`
+    launch, outputs on x (``y`` unread without ``has_y``)."""
+    c, r0 = cuda.grid(2)
+    B, k = f.shape
+    if c >= k:
+        return
+    for r in range(r0, B, cuda.gridsize(2)[1]):
+        i = idx[r]
+        f[r, c] = cache[i, c] + intercept[c]
+        if has_y:
+            yb[r, c] = y[i, c]
+
+
+@cuda.jit(cache=True)
+def _block_update(stored, start, delta, scale, stored_delta, intercept, delta_b, fit_intercept, intercept_out):
+    """``stored_delta = delta / scale``, ``stored[start + r] += stored_delta[r]`` and
+    ``intercept_out = intercept + delta_b``; one thread an entry (F k + k of them)."""
+    e = cuda.grid(1)
+    F, k = delta.shape
+    if e < F * k:
+        r = e // k
+        c = e % k
+        step = delta[r, c] / scale
+        stored_delta[r, c] = step
+        stored[start + r, c] = stored[start + r, c] + step
+    elif e < F * k + k and fit_intercept:
+        c = e - F * k
+        intercept_out[c] = intercept[c] + delta_b[c]
+
+
+def cache_batch(cache, y, idx, intercept, *, xp):
+    """The signature and results of ``_xp.cache_batch``."""
+    has_y = y is not None
+    if (cache.ndim != 2 or intercept.dtype != cache.dtype or idx.dtype != xp.int64
+            or (has_y and (y.dtype != cache.dtype or y.shape[1:] != cache.shape[1:]))):
+        return _xp.cache_batch(cache, y, idx, intercept, xp=xp)
+    cache, idx, intercept = contiguous(xp, cache, idx, intercept)
+    (y,) = contiguous(xp, y) if has_y else (cache,)  # unread without targets
+    B, k = idx.shape[0], cache.shape[1]
+    f = xp.empty((B, k), dtype=cache.dtype)
+    # without targets a stand-in that is never written (not ``f``: the simulator copies
+    # every array argument back from its device, and an aliased copy would overwrite f)
+    yb = xp.empty((B, k) if has_y else (1, 1), dtype=cache.dtype)
+    if B and k:
+        grid, block = grid_2d(B, k, block=(1, 128))
+        with launch_context(xp) as stream:
+            run_kernel(_cache_batch, grid, block, stream, cache, y, idx, intercept, has_y, f, yb)
+    return f, yb if has_y else None
+
+
+def block_update(stored, delta, intercept, delta_b, *, xp, start, scale, fit_intercept):
+    """The signature and results of ``_xp.block_update``."""
+    F, k = delta.shape
+    if not getattr(getattr(stored, "flags", None), "c_contiguous", False) or stored.dtype != delta.dtype:
+        return _xp.block_update(stored, delta, intercept, delta_b, xp=xp, start=start, scale=scale,
+                                fit_intercept=fit_intercept)
+    delta, intercept, delta_b = contiguous(xp, delta, intercept, delta_b)
+    stored_delta = xp.empty((F, k), dtype=delta.dtype)
+    intercept_out = xp.empty((k,), dtype=delta.dtype) if fit_intercept else intercept
+    blocks, threads = grid_1d(F * k + k)
+    with launch_context(xp) as stream:
+        run_kernel(_block_update, blocks, threads, stream, stored, int(start), delta, delta.dtype.type(scale),
+                   stored_delta, intercept, delta_b, bool(fit_intercept), intercept_out)
+    return stored_delta, intercept_out

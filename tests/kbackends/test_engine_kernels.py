@@ -1,0 +1,53 @@
+"""The cuda forms of the engine's bookkeeping (kernels/engine) against their array-API
+reference: a batch from the prediction cache (with and without targets, repeated
+rows), and a block's change added in place at the block's rows (first, middle and
+last block; with and without the intercept), leaving every other row untouched."""
+
+import numpy as np
+import pytest
+
+from kbackends import get_kernel, to_numpy
+from kbackends.testing import oracle
+
+pytestmark = pytest.mark.cuda
+
+
+@pytest.mark.parametrize("with_y", [True, False])
+@pytest.mark.parametrize("n, B, k", [(1, 1, 1), (50, 70, 1), (9, 5, 3)])
+def test_cache_batch_matches_the_reference(gpu, dtype_name, n, B, k, with_y):
+    rng = np.random.default_rng(n + B + k)
+    cache = rng.standard_normal((n, k)).astype(dtype_name)
+    y = np.where(rng.random((n, k)) < 0.5, -1.0, 1.0).astype(dtype_name) if with_y else None
+    idx = rng.integers(0, n, B)  # with replacement: repeated rows
+    intercept = rng.standard_normal(k).astype(dtype_name)
+    want = oracle("cache_batch")(cache, y, idx, intercept, xp=np)
+    got = get_kernel("cache_batch", gpu)(gpu.asarray(cache), None if y is None else gpu.asarray(y), gpu.asarray(idx),
+                                         gpu.asarray(intercept), xp=gpu.xp)
+    np.testing.assert_array_equal(to_numpy(got[0]), want[0])  # one addition an entry: the same bits
+    assert to_numpy(got[0]).dtype == np.dtype(dtype_name)
+    if with_y:
+        np.testing.assert_array_equal(to_numpy(got[1]), want[1])
+    else:
+        assert got[1] is None and want[1] is None
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("block", [0, 2, 4])
+@pytest.mark.parametrize("F, k", [(1, 1), (7, 1), (4, 3)])
+def test_block_update_matches_the_reference(gpu, dtype_name, F, k, block, fit_intercept):
+    rng = np.random.default_rng(F * k + block)
+    stored = rng.standard_normal((5 * F, k)).astype(dtype_name)
+    delta = rng.standard_normal((F, k)).astype(dtype_name)
+    intercept, delta_b = (rng.standard_normal(k).astype(dtype_name) for _ in range(2))
+    kw = {"start": block * F, "scale": 0.37, "fit_intercept": fit_intercept}
+    want_stored = stored.copy()
+    want = oracle("block_update")(want_stored, delta, intercept, delta_b, xp=np, **kw)
+    on_device = gpu.asarray(stored.copy())
+    got = get_kernel("block_update", gpu)(on_device, gpu.asarray(delta), gpu.asarray(intercept), gpu.asarray(delta_b),
+                                          xp=gpu.xp, **kw)
+    np.testing.assert_array_equal(to_numpy(on_device), want_stored)  # the block's rows, and only those, moved
+    assert not np.array_equal(want_stored[block * F:(block + 1) * F], stored[block * F:(block + 1) * F])
+    np.testing.assert_array_equal(to_numpy(got[0]), want[0])
+    np.testing.assert_array_equal(to_numpy(got[1]), want[1])
+    if not fit_intercept:
+        np.testing.assert_array_equal(to_numpy(got[1]), intercept)
