@@ -182,8 +182,7 @@ class _Monitor:
         xp, src = self.bk.xp, self.spec.source
         self.f = get_kernel("rff_predict_add", self.bk)(src.X, omega, phase, delta, self.f, xp=xp, form="cos",
                                                         shrink=shrink)
-        per_row = xp.sum(src.loss.value(self.f + intercept, src.y, xp), axis=1)
-        loss = xp.mean(per_row) if self.weights is None else xp.sum(xp.astype(per_row, xp.float64) * self.weights)
+        loss = get_kernel("mean_loss", self.bk)(self.f, src.y, intercept, self.weights, xp=xp, loss=src.loss)
         self.pending.append((to_host_async(loss), iterate))
 
     def stop(self) -> bool:

@@ -51,3 +51,23 @@ def test_the_cpu_engine_runs_the_reference():
     f, y = _batch("hinge", "float32")
     got = get_kernel("loss_derivative", resolve("cpu"))(f, y, xp=np, loss=LOSSES["hinge"], weight=2.0)
     np.testing.assert_array_equal(got, LOSSES["hinge"].derivative(f, y, np) * 2.0)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n", [1, 33, 300])
+@pytest.mark.parametrize("name", sorted(SUPERVISED_LOSSES) + ["shg"])
+def test_mean_loss_matches_the_reference(gpu, dtype_name, name, n, weighted):
+    """The held-out mean loss of early stopping: one block for the supervised losses
+    (more rows than threads, two outputs), the reference for weights and other losses."""
+    rng = np.random.default_rng(n)
+    f = rng.uniform(-3, 3, (n, 2)).astype(dtype_name)
+    y = np.where(rng.random((n, 2)) < 0.5, -1.0, 1.0).astype(dtype_name)
+    intercept = np.array([0.25, -0.5], dtype=dtype_name)
+    weights = rng.random(n) / n if weighted else None
+    kw = {"loss": LOSSES[name]}
+    want = oracle("mean_loss")(f, y, intercept, weights, xp=np, **kw)
+    got = get_kernel("mean_loss", gpu)(gpu.asarray(f), gpu.asarray(y), gpu.asarray(intercept),
+                                       None if weights is None else gpu.asarray(weights), xp=gpu.xp, **kw)
+    got = to_numpy(got)
+    assert got.shape == () and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=16 * TOLERANCE[dtype_name], atol=0)

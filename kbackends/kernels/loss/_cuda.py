@@ -5,7 +5,7 @@ dtype (the weight cast to it, as NumPy casts a Python float)."""
 
 import math
 
-from numba import cuda
+from numba import config, cuda
 
 from .._cuda_launch import contiguous, grid_2d, launch_context, run_kernel
 
@@ -16,7 +16,9 @@ UNLABELED_CODES = {"shg": 4, "sshg": 5, "da": 6}  # S3VMs' losses of f alone (Ta
 
 PTX_SIGNATURES = {
     "_derivative": [f"void({t}[:, ::1], {t}[:, ::1], int64, {t}, {t}[:, ::1])" for t in ("float32", "float64")],
+    "_mean_value": [f"void({t}[:, ::1], {t}[:, ::1], {t}[::1], int64, {t}[::1])" for t in ("float32", "float64")],
 }
+_THREADS = 32 if config.ENABLE_CUDASIM else 256  # the mean's block (a power of two: the tree halves it)
 
 
 @cuda.jit(cache=True)
@@ -67,3 +69,57 @@ def loss_derivative(f, y, *, xp, loss, weight):
         with launch_context(xp) as stream:
             run_kernel(_derivative, grid, block, stream, f, y, code, f.dtype.type(weight), g)
     return g
+
+
+@cuda.jit(cache=True)
+def _mean_value(f, y, intercept, code, out):
+    """ONE block: ``out[0]`` = the mean over rows of ``sum_c loss(f[i, c] + intercept[c], y[i, c])``
+    for the supervised losses (codes 0-3): a strided pass per thread, a fixed tree."""
+    part = cuda.shared.array(_THREADS, f.dtype)
+    typed = cuda.local.array(1, f.dtype)
+    typed[0] = 1
+    one = typed[0]
+    zero = one - one
+    half = one / (one + one)
+    tid = cuda.threadIdx.x
+    n, k = f.shape
+    acc = zero
+    for i in range(tid, n, _THREADS):
+        for c in range(k):
+            fv = f[i, c] + intercept[c]
+            yv = y[i, c]
+            if code == 0:  # hinge
+                acc += max(one - yv * fv, zero)
+            elif code == 1:  # squared hinge
+                h = max(one - yv * fv, zero)
+                acc += h * h
+            elif code == 2:  # logistic: logaddexp(0, -y f)
+                m = -yv * fv
+                acc += max(m, zero) + math.log1p(math.exp(-abs(m)))
+            else:  # squared
+                d = fv - yv
+                acc += half * (d * d)
+    part[tid] = acc
+    cuda.syncthreads()
+    step = _THREADS // 2
+    while step:
+        if tid < step:
+            part[tid] += part[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    if tid == 0:
+        typed[0] = n
+        out[0] = part[0] / typed[0]
+
+
+def mean_loss(f, y, intercept, weights, *, xp, loss):
+    """The signature and results of ``_xp.mean_loss``."""
+    code = CODES.get(loss.name)
+    if (code is None or weights is not None or y is None or f.ndim != 2 or y.shape != f.shape
+            or y.dtype != f.dtype or intercept.dtype != f.dtype or f.shape[0] == 0):
+        return _xp.mean_loss(f, y, intercept, weights, xp=xp, loss=loss)
+    f, y, intercept = contiguous(xp, f, y, intercept)
+    out = xp.empty((1,), dtype=f.dtype)
+    with launch_context(xp) as stream:
+        run_kernel(_mean_value, 1, _THREADS, stream, f, y, intercept, code, out)
+    return xp.reshape(out, ())
