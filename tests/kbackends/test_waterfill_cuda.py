@@ -8,6 +8,7 @@ import pytest
 
 from kbackends import to_numpy
 from kbackends.testing import assert_matches_oracle, kernel_module
+from kbackends.testing import oracle as reference
 
 pytestmark = pytest.mark.cuda
 
@@ -125,7 +126,7 @@ def test_levels_repeat_bit_for_bit(gpu):
     np.testing.assert_array_equal(first, _levels(gpu, c, [5.0, 9.0], [0, 1234, 3000]))
 
 
-@pytest.mark.parametrize("sizes", [(1, 1), (1, 6), (9, 2), (40, 40)])
+@pytest.mark.parametrize("sizes", [(1, 1), (1, 6), (9, 2), (40, 40), (300, 170)])
 def test_biased_matches_the_oracle_and_takes_a_device_volume(gpu, dtype_name, sizes):
     """Through the public op against the xp reference (ties across and within classes;
     volumes 0, small, huge), then the kernel as SBP calls it: the volume a 0-d float64
@@ -138,7 +139,7 @@ def test_biased_matches_the_oracle_and_takes_a_device_volume(gpu, dtype_name, si
     y = rng.permutation(np.r_[np.ones(n_pos, dtype=np.int64), -np.ones(n_neg, dtype=np.int64)])
     for volume in (0.0, 0.5, 1e6):
         assert_matches_oracle("water_level_biased", c, y, volume, backend=gpu, scale=4 + volume)
-    c_d, y_d = gpu.asarray(c), gpu.asarray(y)
+    c_d, y_d = gpu.asarray(c), gpu.asarray(y.astype(dtype_name))  # the labels as SBP holds them
     for volume in (0.0, 2.5):
         as_number = water_level_biased(c_d, y_d, volume, xp=gpu.xp)
         on_device = water_level_biased(c_d, y_d, gpu.asarray(np.asarray(volume, dtype=np.float64)), xp=gpu.xp)
@@ -146,3 +147,20 @@ def test_biased_matches_the_oracle_and_takes_a_device_volume(gpu, dtype_name, si
             a, b = to_numpy(a), to_numpy(b)
             assert a.dtype == b.dtype == np.dtype(dtype_name)
             assert a == b
+
+
+def test_biased_past_one_block_runs_the_array_form(gpu, dtype_name, monkeypatch):
+    """Past ``ONE_BLOCK_MAX`` values the level is the array form (the basins too large
+    for one block's pass): the reference's answer too, the volume still on the device."""
+    module = kernel_module("waterfill", "cuda")
+    monkeypatch.setattr(module, "ONE_BLOCK_MAX", 16)
+    rng = np.random.default_rng(8)
+    c = rng.integers(-3, 4, 50).astype(dtype_name)
+    y = np.where(rng.random(50) < 0.4, 1, -1)
+    for volume in (0.0, 3.0):
+        assert_matches_oracle("water_level_biased", c, y, volume, backend=gpu, scale=4 + volume)
+    got = module.water_level_biased(gpu.asarray(c), gpu.asarray(y), gpu.asarray(np.float64(3.0)), xp=gpu.xp)
+    want = reference("water_level_biased")(c, y, 3.0, xp=np)
+    for a, b in zip(got, want):
+        assert to_numpy(a).dtype == np.dtype(dtype_name)
+        assert float(to_numpy(a)) == pytest.approx(float(b), abs=1e-5 * 7)

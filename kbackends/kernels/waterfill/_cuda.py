@@ -62,6 +62,7 @@ from .._cuda_math import INF
 # Threads of a block. The simulator runs the same kernels with 32: it pays
 # per simulated thread and block, and the code does not depend on the width.
 _THREADS = 32 if config.ENABLE_CUDASIM else 256
+_LEVEL_THREADS = 32 if config.ENABLE_CUDASIM else 1024  # the two-basin level's one block
 _TILE = _THREADS * 32  # values of one segment per block
 _BITS = 8
 _BINS = 1 << _BITS
@@ -377,12 +378,12 @@ def _basins(c, y, P, N):
 def _two_basin_level(P, N, volume, out):
     """ONE block: ``out = (gamma, b)`` from the sorted basins ``P``, ``N`` (see the module
     docstring). Thread t owns the run ``[t r, (t + 1) r)`` of ``Q = P + N``; a
-    sequential scan of the runs' sums (thread 0, ``_THREADS`` values) gives each run's
+    sequential scan of the runs' sums (thread 0, ``_LEVEL_THREADS`` values) gives each run's
     prefix; each thread then walks its run for the first k that fits, and thread 0
     takes the first run that has one and finishes."""
-    run_sum = cuda.shared.array(_THREADS, P.dtype)
-    first_at = cuda.shared.array(_THREADS, int64)
-    first_level = cuda.shared.array(_THREADS, P.dtype)
+    run_sum = cuda.shared.array(_LEVEL_THREADS, P.dtype)
+    first_at = cuda.shared.array(_LEVEL_THREADS, int64)
+    first_level = cuda.shared.array(_LEVEL_THREADS, P.dtype)
     typed = cuda.local.array(1, P.dtype)  # conversions to P's dtype (no float64 in a float32 kernel)
     typed[0] = 0
     zero = typed[0]
@@ -392,7 +393,7 @@ def _two_basin_level(P, N, volume, out):
     v = typed[0]
     tid = cuda.threadIdx.x
     n = P.shape[0]
-    run = (n + _THREADS - 1) // _THREADS
+    run = (n + _LEVEL_THREADS - 1) // _LEVEL_THREADS
     lo = min(tid * run, n)
     hi = min(lo + run, n)
     acc = zero
@@ -402,7 +403,7 @@ def _two_basin_level(P, N, volume, out):
     cuda.syncthreads()
     if tid == 0:  # exclusive prefix of the runs, in run order
         total = zero
-        for t in range(_THREADS):
+        for t in range(_LEVEL_THREADS):
             here = run_sum[t]
             run_sum[t] = total
             total += here
@@ -423,7 +424,7 @@ def _two_basin_level(P, N, volume, out):
     if tid == 0:
         k = 0
         level = v + (P[0] + N[0]) if n else INF  # no fit anywhere (an empty basin): the first candidate
-        for t in range(_THREADS):  # runs in order: the first that has a fit
+        for t in range(_LEVEL_THREADS):  # runs in order: the first that has a fit
             if first_at[t] < n:
                 k = first_at[t]
                 level = first_level[t]
@@ -439,16 +440,25 @@ def _two_basin_level(P, N, volume, out):
         out[1] = gamma - (lower + upper) / two
 
 
+# Up to this many values the two-basin level is four launches with one block's scan
+# (SBP's sizes: a9a's 32,561 values, 32 a thread, ~0.3 MB for the block: a few
+# microseconds); past it the array form's ~25 launches cost less than one SM reading
+# the basins.
+ONE_BLOCK_MAX = 1 << 16
+
+
 def water_level_biased(c, y, volume, *, xp):
     """Level gamma and bias b of the two-basin problem as 0-d device arrays of ``c``'s
-    dtype (see the module docstring): two sorts and one block's scan and search, with
-    no device -> host transfer.
+    dtype (see the module docstring): two sorts and one block's scan and search (up to
+    :data:`ONE_BLOCK_MAX` values; array code past it), with no device -> host transfer.
 
     ``volume`` is a number or a 0-d array of any float dtype (SBP passes ``V / s``, a
     float64 device scalar): it is never read on the host.
     """
     dt = c.dtype
     n = c.shape[0]
+    if n > ONE_BLOCK_MAX:
+        return _biased_level_arrays(c, y, volume, xp)
     if isinstance(volume, (int, float, np.generic)):
         v = xp.asarray([float(volume)], dtype=xp.float64)  # host -> device: no wait
     else:
@@ -461,5 +471,35 @@ def water_level_biased(c, y, volume, *, xp):
             blocks, threads = grid_1d(n)
             run_kernel(_basins, blocks, threads, stream, c, y, P, N)
         P, N = xp.sort(P), xp.sort(N)
-        run_kernel(_two_basin_level, 1, _THREADS, stream, P, N, v, out)
+        run_kernel(_two_basin_level, 1, _LEVEL_THREADS, stream, P, N, v, out)
     return out[0], out[1]
+
+
+def _biased_level_arrays(c, y, volume, xp):
+    """The two-basin level as array code on the device (two sorts, CuPy's scan, an
+    argmax, one gather: ~25 calls): for large n, where one block's pass over the
+    basins would take longer than the calls' host time."""
+    dt = c.dtype
+    n = c.shape[0]
+    if isinstance(volume, (int, float, np.generic)):
+        v = xp.asarray(float(volume), dtype=dt)  # host -> device: no wait
+    else:
+        v = xp.astype(volume, dt)
+    inf = xp.full((1,), math.inf, dtype=dt)
+    # each class sorted with the other's values as +inf (static shapes, no mask): the
+    # first n_P (n_N) entries are the class's, and one +inf more closes each
+    P = xp.concat((xp.sort(xp.where(y > 0, c, inf)), inf))
+    N = xp.concat((xp.sort(xp.where(y < 0, c, inf)), inf))
+    Q = P[:n] + N[:n]  # rises; +inf past min(n_P, n_N)
+    k = xp.arange(1, n + 1, dtype=dt)
+    candidate = (v + xp.cumulative_sum(Q)) / k  # V = 0: (0 + Q_1) / 1 = Q_1 exactly
+    # the first k whose level stays at or below Q_(k+1); k = min(n_P, n_N) always fits
+    fits = candidate <= xp.concat((Q[1:], inf))
+    first = xp.reshape(xp.argmax(xp.astype(fits, xp.int8)), (1,))  # k - 1
+    level = xp.take(candidate, first)[0]
+    pick = xp.concat((first, first + 1))
+    p_at, n_at = xp.take(P, pick), xp.take(N, pick)  # the k-th and (k+1)-th of each class
+    lower = xp.maximum(p_at[0], level - n_at[1])  # u = gamma - b keeps exactly k of each under water
+    upper = xp.minimum(p_at[1], level - n_at[0])
+    gamma = level / 2
+    return gamma, gamma - (lower + upper) / 2
