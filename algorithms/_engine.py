@@ -415,12 +415,13 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
                 beta = np.resize(beta, max(beta.size, n_blocks + 1))
                 beta[n_blocks] = 0.0
                 n_blocks += 1
-            # stored[rows] += delta / scale in place, and the intercept's change (one kernel)
-            stored_delta, intercept = _kernel("block_update", bk)(stored, delta, intercept, delta_b, xp=xp,
-                                                                  start=target * F, scale=scale,
-                                                                  fit_intercept=s.fit_intercept)
-            if averager is not None:
-                averager.record(slice(target * F, (target + 1) * F), stored_delta)
+            # stored[rows] += delta / scale in place, the intercept's change, and the average's
+            # correction and intercept sum (see _steps._Averager): one kernel
+            avg = averager is not None
+            _, intercept, summed = _kernel("block_update", bk)(
+                stored, delta, intercept, delta_b, averager.correction if avg else None, intercept_sum if avg else None,
+                xp=xp, start=target * F, scale=scale, fit_intercept=s.fit_intercept,
+                scale_sum=averager.scale_sum if avg else 0.0)
             if s.variant == "cdsg":
                 pending[1:] = [target, -eta / scale]
 
@@ -435,7 +436,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
 
             if averager is not None:
                 averager.end_iteration(scale)
-                intercept_sum = intercept_sum + intercept
+                intercept_sum = summed
             if scale < 1e-30:  # fold the scale into the coefficients before it underflows
                 if averager is not None:
                     stored = averager.rescale(stored, scale)

@@ -33,8 +33,9 @@ class _Averager:
     With coefficients ``scale_t * stored_t`` after iteration t and changes
     ``delta_e`` to ``stored`` at iterations ``t_e``, the sum over iterations is
     ``stored_T * S_T - sum_e delta_e * S_{t_e - 1}`` where ``S_t`` is the sum of
-    the scales so far. ``correction`` accumulates the second term; a rescaling
-    of ``stored`` folds the average so far into it.
+    the scales so far. ``correction`` accumulates the second term (the engine's
+    ``block_update`` kernel adds ``delta_e * S_{t_e - 1}`` with the change itself);
+    a rescaling of ``stored`` folds the average so far into it.
     """
 
     def __init__(self, xp, coef_shape, dtype):
@@ -42,9 +43,6 @@ class _Averager:
         self.correction = xp.zeros(coef_shape, dtype=dtype)
         self.scale_sum = 0.0
         self.count = 0
-
-    def record(self, rows, delta):
-        self.correction[rows, :] = self.correction[rows, :] + delta * self.scale_sum
 
     def end_iteration(self, scale: float):
         self.scale_sum += scale

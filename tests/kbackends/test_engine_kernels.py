@@ -31,19 +31,24 @@ def test_cache_batch_matches_the_reference(gpu, dtype_name, n, B, k, with_y):
         assert got[1] is None and want[1] is None
 
 
+@pytest.mark.parametrize("average", [False, True])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("block", [0, 2, 4])
 @pytest.mark.parametrize("F, k", [(1, 1), (7, 1), (4, 3)])
-def test_block_update_matches_the_reference(gpu, dtype_name, F, k, block, fit_intercept):
+def test_block_update_matches_the_reference(gpu, dtype_name, F, k, block, fit_intercept, average):
     rng = np.random.default_rng(F * k + block)
     stored = rng.standard_normal((5 * F, k)).astype(dtype_name)
+    correction = rng.standard_normal((5 * F, k)).astype(dtype_name) if average else None
     delta = rng.standard_normal((F, k)).astype(dtype_name)
-    intercept, delta_b = (rng.standard_normal(k).astype(dtype_name) for _ in range(2))
-    kw = {"start": block * F, "scale": 0.37, "fit_intercept": fit_intercept}
-    want_stored = stored.copy()
-    want = oracle("block_update")(want_stored, delta, intercept, delta_b, xp=np, **kw)
+    intercept, delta_b, intercept_sum = (rng.standard_normal(k).astype(dtype_name) for _ in range(3))
+    intercept_sum = intercept_sum if average else None
+    kw = {"start": block * F, "scale": 0.37, "fit_intercept": fit_intercept, "scale_sum": 2.3}
+    want_stored, want_correction = stored.copy(), None if correction is None else correction.copy()
+    want = oracle("block_update")(want_stored, delta, intercept, delta_b, want_correction, intercept_sum, xp=np, **kw)
     on_device = gpu.asarray(stored.copy())
+    correction_d = None if correction is None else gpu.asarray(correction.copy())
     got = get_kernel("block_update", gpu)(on_device, gpu.asarray(delta), gpu.asarray(intercept), gpu.asarray(delta_b),
+                                          correction_d, None if intercept_sum is None else gpu.asarray(intercept_sum),
                                           xp=gpu.xp, **kw)
     np.testing.assert_array_equal(to_numpy(on_device), want_stored)  # the block's rows, and only those, moved
     assert not np.array_equal(want_stored[block * F:(block + 1) * F], stored[block * F:(block + 1) * F])
@@ -51,3 +56,10 @@ def test_block_update_matches_the_reference(gpu, dtype_name, F, k, block, fit_in
     np.testing.assert_array_equal(to_numpy(got[1]), want[1])
     if not fit_intercept:
         np.testing.assert_array_equal(to_numpy(got[1]), intercept)
+    if average:  # the average's correction rows and the intercept sum (with the new intercept)
+        np.testing.assert_array_equal(to_numpy(correction_d), want_correction)
+        assert not np.array_equal(want_correction, correction)
+        np.testing.assert_array_equal(to_numpy(got[2]), want[2])
+        np.testing.assert_array_equal(want[2], intercept_sum + want[1])
+    else:
+        assert got[2] is None and want[2] is None

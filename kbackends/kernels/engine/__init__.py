@@ -2,7 +2,8 @@
 
 - ``cache_batch``: a mini-batch's cached predictions plus the intercept, and its targets;
 - ``block_update``: a block's coefficient change added to the stored coefficients (in
-  the units of the global scale factor), and the intercept's change.
+  the units of the global scale factor), the intercept's change, and with the Polyak
+  average its correction term and intercept sum.
 
 ``xp`` is the reference (the engine's own lines; the cpu engine runs it on NumPy); ``cuda``
 runs each as one launch where the reference is three or four (gathers, sums, a division,

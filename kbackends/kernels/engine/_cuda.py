@@ -11,7 +11,7 @@ PTX_SIGNATURES = {
     "_cache_batch": [f"void({t}[:, ::1], {t}[:, ::1], int64[::1], {t}[::1], boolean, {t}[:, ::1], {t}[:, ::1])"
                      for t in ("float32", "float64")],
     "_block_update": [f"void({t}[:, ::1], int64, {t}[:, ::1], {t}, {t}[:, ::1], {t}[::1], {t}[::1], boolean,"
-                      f" {t}[::1])" for t in ("float32", "float64")],
+                      f" {t}[::1], boolean, {t}[:, ::1], {t}, {t}[::1], {t}[::1])" for t in ("float32", "float64")],
 }
 
 
@@ -31,9 +31,12 @@ def _cache_batch(cache, y, idx, intercept, has_y, f, yb):
 
 
 @cuda.jit(cache=True)
-def _block_update(stored, start, delta, scale, stored_delta, intercept, delta_b, fit_intercept, intercept_out):
-    """``stored_delta = delta / scale``, ``stored[start + r] += stored_delta[r]`` and
-    ``intercept_out = intercept + delta_b``; one thread an entry (F k + k of them)."""
+def _block_update(stored, start, delta, scale, stored_delta, intercept, delta_b, fit_intercept, intercept_out,
+                  average, correction, scale_sum, intercept_sum, intercept_sum_out):
+    """``stored_delta = delta / scale``, ``stored[start + r] += stored_delta[r]``,
+    ``intercept_out = intercept + delta_b``; with ``average`` also ``correction[start + r]
+    += stored_delta[r] * scale_sum`` and ``intercept_sum_out = intercept_sum +
+    intercept_out``; one thread an entry (F k + k of them)."""
     e = cuda.grid(1)
     F, k = delta.shape
     if e < F * k:
@@ -42,9 +45,15 @@ def _block_update(stored, start, delta, scale, stored_delta, intercept, delta_b,
         step = delta[r, c] / scale
         stored_delta[r, c] = step
         stored[start + r, c] = stored[start + r, c] + step
-    elif e < F * k + k and fit_intercept:
+        if average:
+            correction[start + r, c] = correction[start + r, c] + step * scale_sum
+    elif e < F * k + k:
         c = e - F * k
-        intercept_out[c] = intercept[c] + delta_b[c]
+        b = intercept[c] + delta_b[c] if fit_intercept else intercept[c]
+        if fit_intercept:
+            intercept_out[c] = b
+        if average:
+            intercept_sum_out[c] = intercept_sum[c] + b
 
 
 def cache_batch(cache, y, idx, intercept, *, xp):
@@ -67,17 +76,30 @@ def cache_batch(cache, y, idx, intercept, *, xp):
     return f, yb if has_y else None
 
 
-def block_update(stored, delta, intercept, delta_b, *, xp, start, scale, fit_intercept):
+def block_update(stored, delta, intercept, delta_b, correction, intercept_sum, *, xp, start, scale, fit_intercept,
+                 scale_sum):
     """The signature and results of ``_xp.block_update``."""
     F, k = delta.shape
-    if not getattr(getattr(stored, "flags", None), "c_contiguous", False) or stored.dtype != delta.dtype:
-        return _xp.block_update(stored, delta, intercept, delta_b, xp=xp, start=start, scale=scale,
-                                fit_intercept=fit_intercept)
+    average = correction is not None
+    arrays = (stored, correction) if average else (stored,)
+    if any(not getattr(getattr(a, "flags", None), "c_contiguous", False) or a.dtype != delta.dtype for a in arrays):
+        return _xp.block_update(stored, delta, intercept, delta_b, correction, intercept_sum, xp=xp, start=start,
+                                scale=scale, fit_intercept=fit_intercept, scale_sum=scale_sum)
     delta, intercept, delta_b = contiguous(xp, delta, intercept, delta_b)
-    stored_delta = xp.empty((F, k), dtype=delta.dtype)
-    intercept_out = xp.empty((k,), dtype=delta.dtype) if fit_intercept else intercept
+    dt = delta.dtype
+    stored_delta = xp.empty((F, k), dtype=dt)
+    intercept_out = xp.empty((k,), dtype=dt) if fit_intercept else intercept
+    # stand-ins never written without the average (not aliases: the simulator copies
+    # every array argument back from its device)
+    if average:
+        (intercept_sum,) = contiguous(xp, intercept_sum)
+        intercept_sum_out = xp.empty((k,), dtype=dt)
+    else:
+        correction, intercept_sum, intercept_sum_out = (xp.empty((1, 1), dtype=dt), xp.empty((1,), dtype=dt),
+                                                        xp.empty((1,), dtype=dt))
     blocks, threads = grid_1d(F * k + k)
     with launch_context(xp) as stream:
-        run_kernel(_block_update, blocks, threads, stream, stored, int(start), delta, delta.dtype.type(scale),
-                   stored_delta, intercept, delta_b, bool(fit_intercept), intercept_out)
-    return stored_delta, intercept_out
+        run_kernel(_block_update, blocks, threads, stream, stored, int(start), delta, dt.type(scale), stored_delta,
+                   intercept, delta_b, bool(fit_intercept), intercept_out, average, correction, dt.type(scale_sum),
+                   intercept_sum, intercept_sum_out)
+    return stored_delta, intercept_out, intercept_sum_out if average else None

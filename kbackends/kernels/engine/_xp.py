@@ -27,8 +27,10 @@ def cache_batch(cache, y, idx, intercept, *, xp):
     return f, None if y is None else xp.take(y, idx, axis=0)
 
 
-def block_update(stored, delta, intercept, delta_b, *, xp, start, scale, fit_intercept):
-    """Add a block's change to the stored coefficients, in place, and the intercept's.
+def block_update(stored, delta, intercept, delta_b, correction, intercept_sum, *, xp, start, scale, fit_intercept,
+                 scale_sum):
+    """Add a block's change to the stored coefficients, in place, and the intercept's;
+    with the Polyak average, its bookkeeping too.
 
     Parameters
     ----------
@@ -38,20 +40,35 @@ def block_update(stored, delta, intercept, delta_b, *, xp, start, scale, fit_int
     delta : array (F, k)
         The block's change in true units.
     intercept, delta_b : arrays (k,)
+    correction : array (capacity, k) or None
+        The average's correction term (``algorithms._steps._Averager``): its rows
+        ``start`` to ``start + F`` gain ``stored_delta * scale_sum``, in place. None
+        without averaging.
+    intercept_sum : array (k,) or None
+        The sum of the intercepts so far (None without averaging).
     start : int
         The block's first row.
     scale : float
         The global scale factor.
     fit_intercept : bool
+    scale_sum : float
+        The sum of the scale factors before this iteration (the average's).
 
     Returns
     -------
     stored_delta : array (F, k)
-        ``delta / scale``, what was added (the Polyak average records it).
+        ``delta / scale``, what was added.
     intercept : array (k,)
         ``intercept + delta_b`` (a new array), or ``intercept`` itself without one.
+    intercept_sum : array (k,) or None
+        ``intercept_sum + intercept`` (the new intercept), a new array.
     """
     rows = slice(start, start + delta.shape[0])
     stored_delta = delta / scale
     stored[rows, :] = stored[rows, :] + stored_delta
-    return stored_delta, intercept + delta_b if fit_intercept else intercept
+    if fit_intercept:
+        intercept = intercept + delta_b
+    if correction is None:
+        return stored_delta, intercept, None
+    correction[rows, :] = correction[rows, :] + stored_delta * scale_sum
+    return stored_delta, intercept, intercept_sum + intercept
