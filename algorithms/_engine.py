@@ -163,7 +163,7 @@ class EngineSettings:
     # Objectives that are not a plain sum of per-source mean losses (TSGSU's
     # non-negative risk correction, which weighs each source's derivatives by the
     # sign of a risk term summed over the batches of several sources): called as
-    # ``derivatives(batches, xp)`` after the predictions, it sets every batch's
+    # ``derivatives(batches, xp, bk)`` after the predictions, it sets every batch's
     # ``g`` (weighted loss derivatives) in place of ``loss.derivative * weight``.
     derivatives: Callable | None = None
     # Stop when the loss on a held-out source stops improving (_steps.EarlyStopping);
@@ -366,7 +366,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
                 for batch in batches:
                     batch.f = batch.f + shift
             if s.derivatives is not None:
-                s.derivatives(batches, xp)
+                s.derivatives(batches, xp, bk)
             else:
                 for batch in batches:
                     batch.g = _kernel("loss_derivative", bk)(batch.f, batch.y, xp=xp, loss=batch.source.loss,

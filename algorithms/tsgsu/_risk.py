@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-from kbackends import resolve
+from kbackends import get_kernel, resolve
 from kbackends.losses import EVAL_MARGIN_LOSSES as EVAL_LOSSES
 from kbackends.losses import MARGIN_LOSSES, Loss
 from kbackends.ops import resolve_hint
@@ -85,8 +86,18 @@ class _SURisk:
             return xp.astype(v > 0, v.dtype)
         return 1.0
 
-    def derivatives(self, batches, xp, state=None, smoothing=0.0, margin=0.0):
-        """Engine hook: Eq. (19)'s per-point coefficients on the two batches.
+    def derivatives(self, batches, xp, state=None, smoothing=0.0, margin=0.0, backend=None):
+        """Engine hook: Eq. (19)'s per-point coefficients on the two batches (see
+        :meth:`derivative_terms`), through the backend's ``su_derivatives`` kernel (on
+        cuda one launch where the array code is about 95 calls; ``backend`` None: this
+        object's array code)."""
+        sim, unl = batches
+        terms = self.derivative_terms if backend is None else functools.partial(
+            get_kernel("su_derivatives", backend), risk=self)
+        sim.g, unl.g = terms(sim.f, unl.f, xp=xp, state=state, smoothing=smoothing, margin=margin)
+
+    def derivative_terms(self, f_s, f_u, *, xp, state=None, smoothing=0.0, margin=0.0):
+        """Eq. (19)'s per-point coefficients ``(g_S, g_U)`` on the batches' predictions.
 
         ``g_S = c pi_S (delta'(A) l'(f, +1) - delta'(B) l'(f, -1))`` on the similar
         batch and ``g_U = c (pi_+ delta'(B) l'(f, -1) - pi_- delta'(A) l'(f, +1))``
@@ -99,15 +110,14 @@ class _SURisk:
         reaction to overfitting, not to sampling noise.
         """
         _, deriv = MARGIN_LOSSES[self.loss]
-        sim, unl = batches
         c, ps, pp, pn = self.c, self.pi_s, self.prior, 1.0 - self.prior
         if self.correction == "none":
             da = db = 1.0
         else:
             if margin > 0.0:
-                a, b, var_a, var_b = self.parts(sim.f, unl.f, xp, with_variance=True)
+                a, b, var_a, var_b = self.parts(f_s, f_u, xp, with_variance=True)
             else:
-                (a, b), var_a, var_b = self.parts(sim.f, unl.f, xp), 0.0, 0.0
+                (a, b), var_a, var_b = self.parts(f_s, f_u, xp), 0.0, 0.0
             if state is not None and smoothing > 0.0:
                 if "a" in state:
                     a = smoothing * state["a"] + (1.0 - smoothing) * a
@@ -121,13 +131,16 @@ class _SURisk:
                 a = a + margin * xp.sqrt(var_a * shrink)
                 b = b + margin * xp.sqrt(var_b * shrink)
             da, db = self._delta_prime(a, xp), self._delta_prime(b, xp)
-        sim.g = c * ps * (da * deriv(sim.f, 1.0, xp) - db * deriv(sim.f, -1.0, xp))
-        unl.g = c * (pp * db * deriv(unl.f, -1.0, xp) - pn * da * deriv(unl.f, 1.0, xp))
+        g_s = c * ps * (da * deriv(f_s, 1.0, xp) - db * deriv(f_s, -1.0, xp))
+        g_u = c * (pp * db * deriv(f_u, -1.0, xp) - pn * da * deriv(f_u, 1.0, xp))
+        return g_s, g_u
 
     def hook(self, smoothing=0.0, margin=0.0):
-        """The engine's ``derivatives`` hook, with its own running-average state."""
+        """The engine's ``derivatives`` hook, ``hook(batches, xp, backend=None)``, with its
+        own running-average state (the engine passes its backend: on a worker of a
+        distributed fit, the worker's)."""
         state = {}
-        return lambda batches, xp: self.derivatives(batches, xp, state, smoothing, margin)
+        return lambda batches, xp, backend=None: self.derivatives(batches, xp, state, smoothing, margin, backend)
 
 
 def su_risk(model, X_similar, X_unlabeled, *, loss=None, correction=None, backend="auto"):

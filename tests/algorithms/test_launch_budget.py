@@ -47,7 +47,7 @@ BUDGETS = {
     "dsg-early-stopping": (16, {**_ENGINE, "rff_predict_add": 2, "loss_derivative": 1,
                                 "gn_solve": 1, "block_update": 1, "mean_loss": 1}),
     "tsgs3vm": (24, {**{op: 2 for op in _ENGINE}, "loss_derivative": 2, "gn_solve": 1, "block_update": 1}),
-    "tsgsu": (118, {**{op: 2 for op in _ENGINE}, "gn_solve": 1, "block_update": 1}),
+    "tsgsu": (19, {**{op: 2 for op in _ENGINE}, "su_derivatives": 1, "gn_solve": 1, "block_update": 1}),
     "sbp": (23, {"water_level_biased": 1, "sbp_draw_step": 1, "kernel_response_update": 1, "sbp_average": 1}),
 }
 
