@@ -14,8 +14,8 @@ run, written to ``DIR/report.md`` (Markdown) and ``DIR/report.json`` (raw figure
    :func:`~kbackends.kernels._cuda_launch.run_kernel`'s cuda.core launches, in the
    same run;
 3. whole fits (DSG on ijcnn1, in process and as a dask array of CuPy chunks on a
-   one-worker distributed.LocalCluster, TSGS3VM on Skin_NonSkin, SBP on a9a, S3GD
-   on a9a, DSG over one pass of synthetic rows; then what users run: DSGClassifier()
+   one-worker distributed.LocalCluster, TSGS3VM on Skin_NonSkin, TSGSU on SU data
+   drawn from a9a, SBP on a9a, S3GD on a9a, DSG over one pass of synthetic rows; then what users run: DSGClassifier()
    defaults on float64 input, DSG, SBP and S3GD on a9a as CSR): fit time and test
    accuracy on the device and on the cpu engine.
 
@@ -361,6 +361,23 @@ def _fits(sizes, data):
 
         return _warmable(fit, {"n_iter": 2}), tsgs3vm.predict, X_t.astype(np.float32), y_t
 
+    def tsgsu_a9a():
+        # SU data from a9a's training rows (the paper's protocol: pairs of one class,
+        # unlabeled rows at the class prior); the prior given, the larger class (-1) +1.
+        from algorithms import tsgsu
+
+        X, y, Xt, yt = labelled("a9a")
+        n_pairs, n_unlabeled = (5_000, 10_000) if rows is None else (40, 80)
+        X_s, X_u = tsgsu.make_su_data(X, y, n_pairs, n_unlabeled, random_state=0)
+        prior = float(np.mean(y == -1))
+        kw = {"prior": prior, "positive_class": -1, "negative_class": 1, "random_state": 0,
+              "n_iter": 100 if rows is None else 2, "batch_size": 1000 if rows is None else 16}
+
+        def fit(bk, k, w):
+            return tsgsu.fit(X_s[: k // 2] if k else X_s, X_u[:k] if k else X_u, backend=bk, **{**kw, **w})
+
+        return _warmable(fit, {"n_iter": 2}), tsgsu.predict, Xt, yt
+
     def as_csr(*arrays):  # a9a as LIBSVM gives it: CSR rows (moved to the device once on cuda)
         import scipy.sparse
 
@@ -440,6 +457,7 @@ def _fits(sizes, data):
         ("dsg-ijcnn1-dask", "DSG on ijcnn1, dask array of 4 chunks on a 1-worker LocalCluster (issue 17)",
          dsg_distributed),
         ("tsgs3vm-skin", "TSGS3VM on Skin_NonSkin (200 labels)", tsgs3vm_skin),
+        ("tsgsu-a9a", "TSGSU on a9a SU data (5,000 pairs, 10,000 unlabeled)", tsgsu_a9a),
         ("sbp-a9a", "SBP on a9a", sbp_a9a),
         ("s3gd-a9a", "S3GD on a9a", s3gd_a9a),
         ("dsg-synthetic", f"DSG, one pass over {sizes['synthetic_rows']:,} synthetic rows", dsg_synthetic),

@@ -13,10 +13,20 @@ from kbackends.testing import TOLERANCE
 pytestmark = pytest.mark.cuda
 
 
-@pytest.mark.parametrize("smoothing, margin", [(0.0, 0.0), (0.9, 0.0), (0.0, 2.0), (0.9, 2.0)])
-@pytest.mark.parametrize("correction", ["abs", "relu", "none"])
-@pytest.mark.parametrize("loss", ["squared", "logistic"])
-@pytest.mark.parametrize("n_s, n_u", [(1, 3), (40, 70)])
+CASES = [  # (loss, correction, smoothing, margin, n_s, n_u): every option once against the defaults
+    ("squared", "abs", 0.9, 2.0, 40, 70),  # TSGSU's defaults
+    ("squared", "abs", 0.9, 2.0, 1, 3),
+    ("squared", "abs", 0.0, 0.0, 40, 70),
+    ("squared", "abs", 0.9, 0.0, 40, 70),
+    ("squared", "abs", 0.0, 2.0, 40, 70),
+    ("squared", "relu", 0.9, 2.0, 40, 70),
+    ("squared", "none", 0.9, 2.0, 40, 70),
+    ("logistic", "abs", 0.9, 2.0, 40, 70),
+    ("logistic", "relu", 0.0, 0.0, 1, 3),
+]
+
+
+@pytest.mark.parametrize("loss, correction, smoothing, margin, n_s, n_u", CASES)
 def test_matches_the_risk_objects_code(gpu, dtype_name, loss, correction, smoothing, margin, n_s, n_u):
     risk = tsgsu._SURisk(prior=0.7, loss=loss, correction=correction)
     rng = np.random.default_rng(n_s + n_u)
