@@ -24,6 +24,7 @@ device time; what they replace is ~30 launches of host time.
 from numba import config, cuda, float64
 
 from ..._xp_utils import is_cupy_namespace
+from .._cuda_block import tree_sum
 from .._cuda_launch import contiguous, grid_1d, launch_context, run_kernel
 from .._cuda_math import ONE, ZERO
 
@@ -69,14 +70,8 @@ def _columns(phi, gram, g, weight_over_b, n_rows, fit_intercept, add, cov, rhs):
                     acc[q] += v * g[i, t - 1]
         for q in range(_GROUP):
             part[q * _THREADS + tid] = acc[q]
-        cuda.syncthreads()
-        half = _THREADS // 2
-        while half:
-            if tid < half:
-                for q in range(_GROUP):
-                    part[q * _THREADS + tid] += part[q * _THREADS + tid + half]
-            cuda.syncthreads()
-            half //= 2
+        for q in range(_GROUP):
+            tree_sum(part[q * _THREADS:(q + 1) * _THREADS], tid, _THREADS)
         if tid == 0:
             for q in range(_GROUP):
                 t = t0 + q
@@ -115,13 +110,7 @@ def _regularise(cov, n_features, ridge):
     for j in range(tid, n_features, _THREADS):
         acc += cov[j, j]
     part[tid] = acc
-    cuda.syncthreads()
-    half = _THREADS // 2
-    while half:
-        if tid < half:
-            part[tid] += part[tid + half]
-        cuda.syncthreads()
-        half //= 2
+    tree_sum(part, tid, _THREADS)
     penalty = part[0] / n_features * ridge
     for j in range(tid, n_features, _THREADS):
         cov[j, j] += penalty

@@ -7,6 +7,7 @@ import math
 
 from numba import config, cuda
 
+from .._cuda_block import tree_sum
 from .._cuda_launch import contiguous, grid_2d, launch_context, run_kernel
 
 from . import _xp
@@ -100,13 +101,7 @@ def _mean_value(f, y, intercept, code, out):
                 d = fv - yv
                 acc += half * (d * d)
     part[tid] = acc
-    cuda.syncthreads()
-    step = _THREADS // 2
-    while step:
-        if tid < step:
-            part[tid] += part[tid + step]
-        cuda.syncthreads()
-        step //= 2
+    tree_sum(part, tid, _THREADS)
     if tid == 0:
         typed[0] = n
         out[0] = part[0] / typed[0]

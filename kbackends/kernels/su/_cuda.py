@@ -17,6 +17,7 @@ import math
 import numpy as np
 from numba import config, cuda
 
+from .._cuda_block import tree_sum
 from .._cuda_launch import contiguous, launch_context, run_kernel
 from . import _xp
 
@@ -64,43 +65,26 @@ def _su_step(f_s, f_u, code, correction, k, have_state, state, g_s, g_u):
     tid = cuda.threadIdx.x
     n_s = f_s.shape[0]
     n_u = f_u.shape[0]
-    means = cuda.local.array(4, f_s.dtype)
+    means = cuda.local.array(4, f_s.dtype)  # l(f, +1), l(f, -1) on the similar batch, then the unlabeled
     var = cuda.local.array(4, f_s.dtype)
+    acc = cuda.local.array(4, f_s.dtype)
     for p in range(2 if k[6] > zero else 1):  # pass 0: the means; pass 1 (a margin): the variances
-        a0 = zero
-        a1 = zero
-        a2 = zero
-        a3 = zero
-        for i in range(tid, n_s, _THREADS):
-            v_pos = _value(f_s[i, 0], one, code, one, half, quarter)
-            v_neg = _value(f_s[i, 0], -one, code, one, half, quarter)
-            if p == 0:
-                a0 += v_pos
-                a1 += v_neg
-            else:
-                a0 += (v_pos - means[0]) * (v_pos - means[0])
-                a1 += (v_neg - means[1]) * (v_neg - means[1])
-        for i in range(tid, n_u, _THREADS):
-            v_pos = _value(f_u[i, 0], one, code, one, half, quarter)
-            v_neg = _value(f_u[i, 0], -one, code, one, half, quarter)
-            if p == 0:
-                a2 += v_pos
-                a3 += v_neg
-            else:
-                a2 += (v_pos - means[2]) * (v_pos - means[2])
-                a3 += (v_neg - means[3]) * (v_neg - means[3])
-        part[0, tid] = a0
-        part[1, tid] = a1
-        part[2, tid] = a2
-        part[3, tid] = a3
-        cuda.syncthreads()
-        step = _THREADS // 2
-        while step:
-            if tid < step:
-                for q in range(4):
-                    part[q, tid] += part[q, tid + step]
-            cuda.syncthreads()
-            step //= 2
+        for q in range(4):
+            acc[q] = zero
+        for batch in range(2):
+            f = f_s if batch == 0 else f_u
+            for i in range(tid, f.shape[0], _THREADS):
+                for side in range(2):
+                    v = _value(f[i, 0], one if side == 0 else -one, code, one, half, quarter)
+                    q = 2 * batch + side
+                    if p == 0:
+                        acc[q] += v
+                    else:
+                        acc[q] += (v - means[q]) * (v - means[q])
+        for q in range(4):
+            part[q, tid] = acc[q]
+        for q in range(4):
+            tree_sum(part[q], tid, _THREADS)
         for q in range(4):  # every thread: the sums over each batch, / its size
             typed[0] = n_s if q < 2 else n_u
             if p == 0:
