@@ -70,8 +70,7 @@ def _columns(phi, gram, g, weight_over_b, n_rows, fit_intercept, add, cov, rhs):
                     acc[q] += v * g[i, t - 1]
         for q in range(_GROUP):
             part[q * _THREADS + tid] = acc[q]
-        for q in range(_GROUP):
-            tree_sum(part[q * _THREADS:(q + 1) * _THREADS], tid, _THREADS)
+        tree_sum(part, tid, _THREADS, _GROUP)
         if tid == 0:
             for q in range(_GROUP):
                 t = t0 + q
@@ -110,7 +109,7 @@ def _regularise(cov, n_features, ridge):
     for j in range(tid, n_features, _THREADS):
         acc += cov[j, j]
     part[tid] = acc
-    tree_sum(part, tid, _THREADS)
+    tree_sum(part, tid, _THREADS, 1)
     penalty = part[0] / n_features * ridge
     for j in range(tid, n_features, _THREADS):
         cov[j, j] += penalty

@@ -101,7 +101,7 @@ def _mean_value(f, y, intercept, code, out):
                 d = fv - yv
                 acc += half * (d * d)
     part[tid] = acc
-    tree_sum(part, tid, _THREADS)
+    tree_sum(part, tid, _THREADS, 1)
     if tid == 0:
         typed[0] = n
         out[0] = part[0] / typed[0]

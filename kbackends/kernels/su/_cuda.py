@@ -22,6 +22,7 @@ from .._cuda_launch import contiguous, launch_context, run_kernel
 from . import _xp
 
 _THREADS = 32 if config.ENABLE_CUDASIM else 512  # a power of two: the trees halve it
+_PART = 4 * _THREADS  # shared memory of the four sums (a literal size for Numba)
 LOSSES = {"squared": 0, "logistic": 1}
 CORRECTIONS = {"abs": 0, "relu": 1, "none": 2}
 
@@ -54,7 +55,7 @@ def _su_step(f_s, f_u, code, correction, k, have_state, state, g_s, g_u):
     """``k`` = (c, pi_S, pi_+, pi_-, smoothing, 1 - smoothing, margin, shrink, c^2,
     pi_S^2, pi_+^2, pi_-^2, c pi_S) in the compute dtype; ``state`` (4,): the running
     (A, B, var A, var B), read when ``have_state`` and written when smoothing."""
-    part = cuda.shared.array((4, _THREADS), f_s.dtype)
+    part = cuda.shared.array(_PART, f_s.dtype)  # the four sums' rows, each _THREADS wide
     sign = cuda.shared.array(2, f_s.dtype)
     typed = cuda.local.array(1, f_s.dtype)
     typed[0] = 1
@@ -82,15 +83,14 @@ def _su_step(f_s, f_u, code, correction, k, have_state, state, g_s, g_u):
                     else:
                         acc[q] += (v - means[q]) * (v - means[q])
         for q in range(4):
-            part[q, tid] = acc[q]
-        for q in range(4):
-            tree_sum(part[q], tid, _THREADS)
+            part[q * _THREADS + tid] = acc[q]
+        tree_sum(part, tid, _THREADS, 4)
         for q in range(4):  # every thread: the sums over each batch, / its size
             typed[0] = n_s if q < 2 else n_u
             if p == 0:
-                means[q] = part[q, 0] / typed[0]
+                means[q] = part[q * _THREADS] / typed[0]
             else:
-                var[q] = part[q, 0] / typed[0]
+                var[q] = part[q * _THREADS] / typed[0]
         cuda.syncthreads()  # part is read before the next pass overwrites it
     if tid == 0:
         c, ps, pp, pn = k[0], k[1], k[2], k[3]
