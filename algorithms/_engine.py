@@ -418,7 +418,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
             # stored[rows] += delta / scale in place, the intercept's change, and the average's
             # correction and intercept sum (see _steps._Averager): one kernel
             avg = averager is not None
-            _, intercept, summed = _kernel("block_update", bk)(
+            intercept, summed = _kernel("block_update", bk)(
                 stored, delta, intercept, delta_b, averager.correction if avg else None, intercept_sum if avg else None,
                 xp=xp, start=target * F, scale=scale, fit_intercept=s.fit_intercept,
                 scale_sum=averager.scale_sum if avg else 0.0)

@@ -10,8 +10,8 @@ from . import _xp
 PTX_SIGNATURES = {
     "_cache_batch": [f"void({t}[:, ::1], {t}[:, ::1], int64[::1], {t}[::1], boolean, {t}[:, ::1], {t}[:, ::1])"
                      for t in ("float32", "float64")],
-    "_block_update": [f"void({t}[:, ::1], int64, {t}[:, ::1], {t}, {t}[:, ::1], {t}[::1], {t}[::1], boolean,"
-                      f" {t}[::1], boolean, {t}[:, ::1], {t}, {t}[::1], {t}[::1])" for t in ("float32", "float64")],
+    "_block_update": [f"void({t}[:, ::1], int64, {t}[:, ::1], {t}, {t}[::1], {t}[::1], boolean, {t}[::1], boolean,"
+                      f" {t}[:, ::1], {t}, {t}[::1], {t}[::1])" for t in ("float32", "float64")],
 }
 
 
@@ -31,19 +31,18 @@ def _cache_batch(cache, y, idx, intercept, has_y, f, yb):
 
 
 @cuda.jit(cache=True)
-def _block_update(stored, start, delta, scale, stored_delta, intercept, delta_b, fit_intercept, intercept_out,
-                  average, correction, scale_sum, intercept_sum, intercept_sum_out):
-    """``stored_delta = delta / scale``, ``stored[start + r] += stored_delta[r]``,
-    ``intercept_out = intercept + delta_b``; with ``average`` also ``correction[start + r]
-    += stored_delta[r] * scale_sum`` and ``intercept_sum_out = intercept_sum +
-    intercept_out``; one thread an entry (F k + k of them)."""
+def _block_update(stored, start, delta, scale, intercept, delta_b, fit_intercept, intercept_out, average,
+                  correction, scale_sum, intercept_sum, intercept_sum_out):
+    """``stored[start + r] += delta[r] / scale``, ``intercept_out = intercept + delta_b``;
+    with ``average`` also ``correction[start + r] += delta[r] / scale * scale_sum`` and
+    ``intercept_sum_out = intercept_sum + intercept_out``; one thread an entry (F k + k
+    of them)."""
     e = cuda.grid(1)
     F, k = delta.shape
     if e < F * k:
         r = e // k
         c = e % k
         step = delta[r, c] / scale
-        stored_delta[r, c] = step
         stored[start + r, c] = stored[start + r, c] + step
         if average:
             correction[start + r, c] = correction[start + r, c] + step * scale_sum
@@ -87,7 +86,6 @@ def block_update(stored, delta, intercept, delta_b, correction, intercept_sum, *
                                 scale=scale, fit_intercept=fit_intercept, scale_sum=scale_sum)
     delta, intercept, delta_b = contiguous(xp, delta, intercept, delta_b)
     dt = delta.dtype
-    stored_delta = xp.empty((F, k), dtype=dt)
     intercept_out = xp.empty((k,), dtype=dt) if fit_intercept else intercept
     # stand-ins never written without the average (not aliases: the simulator copies
     # every array argument back from its device)
@@ -99,7 +97,7 @@ def block_update(stored, delta, intercept, delta_b, correction, intercept_sum, *
                                                         xp.empty((1,), dtype=dt))
     blocks, threads = grid_1d(F * k + k)
     with launch_context(xp) as stream:
-        run_kernel(_block_update, blocks, threads, stream, stored, int(start), delta, dt.type(scale), stored_delta,
-                   intercept, delta_b, bool(fit_intercept), intercept_out, average, correction, dt.type(scale_sum),
+        run_kernel(_block_update, blocks, threads, stream, stored, int(start), delta, dt.type(scale), intercept,
+                   delta_b, bool(fit_intercept), intercept_out, average, correction, dt.type(scale_sum),
                    intercept_sum, intercept_sum_out)
-    return stored_delta, intercept_out, intercept_sum_out if average else None
+    return intercept_out, intercept_sum_out if average else None

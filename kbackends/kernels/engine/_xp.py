@@ -42,7 +42,7 @@ def block_update(stored, delta, intercept, delta_b, correction, intercept_sum, *
     intercept, delta_b : arrays (k,)
     correction : array (capacity, k) or None
         The average's correction term (``algorithms._steps._Averager``): its rows
-        ``start`` to ``start + F`` gain ``stored_delta * scale_sum``, in place. None
+        ``start`` to ``start + F`` gain ``delta / scale * scale_sum``, in place. None
         without averaging.
     intercept_sum : array (k,) or None
         The sum of the intercepts so far (None without averaging).
@@ -56,8 +56,6 @@ def block_update(stored, delta, intercept, delta_b, correction, intercept_sum, *
 
     Returns
     -------
-    stored_delta : array (F, k)
-        ``delta / scale``, what was added.
     intercept : array (k,)
         ``intercept + delta_b`` (a new array), or ``intercept`` itself without one.
     intercept_sum : array (k,) or None
@@ -69,6 +67,6 @@ def block_update(stored, delta, intercept, delta_b, correction, intercept_sum, *
     if fit_intercept:
         intercept = intercept + delta_b
     if correction is None:
-        return stored_delta, intercept, None
+        return intercept, None
     correction[rows, :] = correction[rows, :] + stored_delta * scale_sum
-    return stored_delta, intercept, intercept_sum + intercept
+    return intercept, intercept_sum + intercept
