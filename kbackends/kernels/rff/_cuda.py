@@ -167,7 +167,8 @@ def _predict_partial(Z, transposed, phase, coef_c, coef_s, cossin, partial):
 @cuda.jit(cache=True)
 def _sum_segments(partial, f, shrink, add, out):
     """``out[i, c] = f[i, c] shrink + sum_s partial[s, i, c]`` (``f`` unread unless
-    ``add``), the segments added in order; a :func:`grid_2d` launch, targets on x."""
+    ``add``), the segments added in order; a :func:`grid_2d` launch, targets on x (one
+    thread wide: k is a few targets), rows on y."""
     c, y = cuda.grid(2)
     n_seg, n, k = partial.shape
     if c >= k:
@@ -329,8 +330,8 @@ def _predict(X, omega, phase, coef, f, shrink, xp, form):
     if add:
         (f,) = launch.contiguous(xp, xp.reshape(f, (n, k)))
     out = xp.empty((n, k), dtype=X.dtype)
-    # without f a stand-in that is never read (not ``out``: the simulator copies every
-    # array argument back from its device, and an aliased stale copy could land last)
+    # without f a stand-in that is never read (an alias of ``out`` would be one more
+    # copy of it for the simulator, which copies every array argument in and back)
     unread = xp.empty((1, 1), dtype=X.dtype)
     shrink = out.dtype.type(shrink)  # f * shrink in the compute dtype, as NumPy's f * python_float
     coef_c, coef_s = (coef2[:m], coef2[m:]) if cossin else (coef2, coef2)
@@ -348,7 +349,7 @@ def _predict(X, omega, phase, coef, f, shrink, xp, form):
             grid, block = launch.grid_2d(n_seg, stop - start)  # rows of the chunk on x, segments on y
             launch.run_kernel(_predict_partial, grid, block, stream,
                               Z, sparse is None, phase, coef_c, coef_s, cossin, partial)
-            grid, block = launch.grid_2d(stop - start, k)
+            grid, block = launch.grid_2d(stop - start, k, block=(1, 128))  # k is a few targets: rows on y
             launch.run_kernel(_sum_segments, grid, block, stream, partial, f[start:stop] if add else unread, shrink,
                               add, out[start:stop])
     return xp.reshape(out, (n,) + tuple(coef.shape[1:]))
