@@ -11,7 +11,7 @@ saved models::
 """
 
 from . import dsg, s3gd, sbp, tsgs3vm, tsgsu
-from ._model import KernelExpansionModel, LinearModel, RFFModel, load
+from ._models.model import KernelExpansionModel, LinearModel, RFFModel, load
 from .dsg import DSGClassifier, DSGRegressor
 from .s3gd import S3GDClassifier
 from .sbp import SBPClassifier

@@ -260,7 +260,7 @@ def make_su_data(X, y, n_pairs, n_unlabeled, *, prior=None, replace=False, rando
 
     from kbackends import resolve
 
-    from ._validation import check_labels, check_positive_int, check_prior, check_X, seed_from
+    from ._boundary.validation import check_labels, check_positive_int, check_prior, check_X, seed_from
 
     X = to_numpy(check_X(X, resolve("cpu"), None))  # finite, 2-D, numeric
     y = check_labels(y, X.shape[0])

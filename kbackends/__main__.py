@@ -2,7 +2,7 @@
 
 ``python -m kbackends gpu-report --out DIR [--small] [--backend cudasim]``: the
 whole GPU check (cuda tests, ops against the device's roofline, fits against
-the cpu engine) as Markdown; see :mod:`kbackends.gpu_report`.
+the cpu engine) as Markdown; see :mod:`algorithms.bench.gpu_report`.
 
 For each available backend: how well random features approximate the exact
 RBF kernel on a sample of the data, and the time of ``rff_predict`` next to
@@ -38,7 +38,7 @@ def main(argv=None):
 
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["gpu-report"]:
-        from kbackends.gpu_report import main as gpu_report
+        from algorithms.bench.gpu_report import main as gpu_report
 
         gpu_report(argv[1:])
         return

@@ -49,7 +49,7 @@ default 30), ``kbackends.max_recoveries`` (default 3).
 from ._common import WorkerLostError, is_dask_array
 from ._entry import fit
 from ._partial import partial_fit
-from .._dask_arrays import map_rows
+from .._models.dask_arrays import map_rows
 from ._worker import _LOCAL  # noqa: F401  (each worker's fit states; tests check they are dropped)
 
 __all__ = ["is_dask_array", "fit", "map_rows", "partial_fit", "WorkerLostError"]

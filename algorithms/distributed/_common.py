@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._dask_arrays import is_dask_array  # noqa: F401 (the package's public name)
+from .._models.dask_arrays import is_dask_array  # noqa: F401 (the package's public name)
 
 
 class WorkerLostError(RuntimeError):

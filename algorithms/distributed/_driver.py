@@ -11,7 +11,7 @@ import numpy as np
 
 
 from .. import _engine
-from .._progress import progress_bar
+from .._engine.progress import progress_bar
 from ._common import WorkerLostError, _config
 from ._worker import _Spec, _drop_local, _init_local, _local_round
 

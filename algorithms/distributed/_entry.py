@@ -10,7 +10,7 @@ import numpy as np
 from kbackends import is_array, resolve, to_numpy
 
 from .. import _engine
-from .._validation import seed_from
+from .._boundary.validation import seed_from
 from ._common import is_dask_array
 from ._driver import _ClusterRun
 
@@ -67,7 +67,7 @@ def fit(module_fit, algorithm, **arguments):
     WorkerLostError
         Workers were lost and the fit could not recover (names them).
     """
-    from .._validation import check_gamma
+    from .._boundary.validation import check_gamma
 
     arguments = dict(arguments)
     seed = seed_from(arguments.get("random_state"))
@@ -117,7 +117,7 @@ def _plan_dsg(arguments, seed):
 
 def _dsg_rows(parts, context, bk, dtype):
     """DSG's one source: rows and their loss targets, classes fixed by the whole y."""
-    from ..dsg import _targets
+    from ..dsg._fit import _targets
 
     X, y = parts[0]
     xp = bk.xp

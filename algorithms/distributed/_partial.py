@@ -10,7 +10,7 @@ import numpy as np
 from kbackends import is_array, resolve, to_numpy
 
 from .. import _engine
-from .._validation import seed_from
+from .._boundary.validation import seed_from
 from ._common import is_dask_array
 from ._driver import _dtype_name
 from ._entry import _dsg_rows
@@ -28,8 +28,8 @@ def partial_fit(estimator, X, y, classes=None):
     ``model_`` is the ordinary RFFModel after every call.
     """
     from .. import dsg
-    from .._fit_plan import MAX_BATCH
-    from .._validation import check_X
+    from .._boundary.fit_plan import MAX_BATCH
+    from .._boundary.validation import check_X
 
     if is_dask_array(X):
         X = X.compute()
@@ -77,14 +77,14 @@ def partial_fit(estimator, X, y, classes=None):
         state = _engine.EngineState(
             stored=bk.xp.zeros((0, settings.n_outputs), dtype=captured["dtype"]), n_blocks=0, scale=1.0,
             intercept=bk.xp.zeros((settings.n_outputs,), dtype=captured["dtype"]), beta=np.zeros(0),
-            averager=_engine._Averager(bk.xp, (0, settings.n_outputs), captured["dtype"]) if settings.average else None,
+            averager=_engine.Averager(bk.xp, (0, settings.n_outputs), captured["dtype"]) if settings.average else None,
             intercept_sum=bk.xp.zeros((settings.n_outputs,), dtype=captured["dtype"]),
             rng=np.random.default_rng(settings.sampling_seed), t=0,
         )
         estimator._partial_ = {"spec": spec, "state": state, "template": template}
     partial = estimator._partial_
     spec, state = partial["spec"], partial["state"]
-    X = bk.xp.astype(X, getattr(bk.xp, spec.dtype))  # the first call's compute dtype (_engine.as_compute_dtype)
+    X = bk.xp.astype(X, getattr(bk.xp, spec.dtype))  # the first call's compute dtype (as_compute_dtype)
     if X.shape[1] != partial["template"].n_features_in:
         msg = (f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
                f"{partial['template'].n_features_in} features as input (`X` of the first partial_fit)")
@@ -120,6 +120,6 @@ def _repeat_rows(X, n, bk):
 
 
 def _batch_gamma(gamma, X, bk, seed):
-    from .._validation import check_gamma
+    from .._boundary.validation import check_gamma
 
     return check_gamma(gamma, X, bk, seed)

@@ -79,7 +79,7 @@ def _fresh_state(spec, bk, worker_seed, synced):
     stored = bk.asarray(synced["stored"]) if synced else xp.zeros((cap, k), dtype=dtype)
     averager = None
     if s.average:
-        averager = _engine._Averager(xp, (cap, k), dtype)
+        averager = _engine.Averager(xp, (cap, k), dtype)
         if synced:
             averager.correction = bk.asarray(synced["correction"])
             averager.scale_sum, averager.count = synced["scale_sum"], synced["count"]

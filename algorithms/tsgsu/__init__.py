@@ -63,7 +63,7 @@ from __future__ import annotations
 
 # Every name the module had before it became a package stays importable from here
 # (the bench and the tests use some of the private ones).
-from .._validation import check_prior  # noqa: F401
+from .._boundary.validation import check_prior  # noqa: F401
 from ..datasets import make_su_data
 from ..dsg import decision_function, predict
 from ._estimator import TSGSUClassifier

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._estimator import FunctionalClassifier
-from .._validation import is_numpy_like
+from .._models.estimator import FunctionalClassifier
+from .._boundary.validation import is_numpy_like
 from ..dsg import decision_function, predict
 from ._fit import PARAMS, fit
 from ._inputs import _rows_by_indicator

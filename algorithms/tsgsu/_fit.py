@@ -12,8 +12,8 @@ from kbackends import is_array, resolve
 from kbackends.ops import resolve_hint
 
 from .. import _engine, distributed
-from .._model import RFFModel
-from .._params import (
+from .._models.model import RFFModel
+from .._boundary.params import (
     Constraint,
     Param,
     ParamTable,
@@ -26,8 +26,8 @@ from .._params import (
     options,
     real,
 )
-from .._sparse import stack_rows
-from .._validation import check_gamma, check_prior, seed_from
+from .._boundary.sparse import stack_rows
+from .._boundary.validation import check_gamma, check_prior, seed_from
 from ._inputs import check_su_inputs
 from ._prior import estimate_prior
 from ._risk import CORRECTIONS, MARGIN_LOSSES, _SURisk
@@ -157,7 +157,7 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
     verbose : int, default 0
         0: silent; 1: a progress bar on stderr over the iterations, with the batch
         loss every 10 iterations (the uncorrected batch risk) (read a round late, so the bar adds no host
-        synchronisation per iteration on a GPU: :mod:`algorithms._progress`).
+        synchronisation per iteration on a GPU: :mod:`algorithms._engine.progress`).
 
     Returns
     -------

@@ -8,8 +8,8 @@ import numpy as np
 
 from kbackends import is_array, to_numpy
 
-from .._sparse import is_sparse
-from .._validation import check_nonneg_float, check_positive_int, seed_from
+from .._boundary.sparse import is_sparse
+from .._boundary.validation import check_nonneg_float, check_positive_int, seed_from
 from ._inputs import _pointwise, _split_folds
 from ._susl import su_sl_fit
 

@@ -10,7 +10,7 @@ from kbackends.losses import EVAL_MARGIN_LOSSES as EVAL_LOSSES
 from kbackends.losses import MARGIN_LOSSES, Loss
 from kbackends.ops import resolve_hint
 
-from .._validation import check_choice, check_X
+from .._boundary.validation import check_choice, check_X
 from ._inputs import _pointwise
 
 CORRECTIONS = ("abs", "relu", "none")

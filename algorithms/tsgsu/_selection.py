@@ -11,8 +11,8 @@ from kbackends import resolve
 from kbackends.ops import resolve_hint
 from kbackends import to_numpy
 
-from .._sparse import is_sparse, stack_rows, take_rows
-from .._validation import (
+from .._boundary.sparse import is_sparse, stack_rows, take_rows
+from .._boundary.validation import (
     check_choice,
     check_gamma,
     check_nonneg_float,

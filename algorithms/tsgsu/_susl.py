@@ -17,8 +17,8 @@ from kbackends import ops, resolve
 from kbackends.ops import resolve_hint, sparse_module
 from kbackends.random import omega_block
 
-from .._sparse import is_sparse, stack_rows
-from .._validation import (
+from .._boundary.sparse import is_sparse, stack_rows
+from .._boundary.validation import (
     check_choice,
     check_gamma,
     check_n_features,

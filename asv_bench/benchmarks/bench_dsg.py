@@ -8,7 +8,7 @@ digits 8-vs-rest when the folder is absent.
 import numpy as np
 
 from algorithms import dsg
-from algorithms._bench.protocols import DSG_DATASETS, dsg_fit_kwargs, dsg_peers, dsg_settings
+from algorithms.bench.protocols import DSG_DATASETS, dsg_fit_kwargs, dsg_peers, dsg_settings
 from algorithms.datasets import load_or_digits
 
 from .common import BACKENDS, _FitPredictSuite
@@ -21,7 +21,7 @@ def _data(name):
 
 class DSG(_FitPredictSuite):
     """Fit and predict time, peak memory and test accuracy per backend and variant, with the
-    settings of `python -m algorithms bench` (algorithms/_bench/protocols.py)."""
+    settings of `python -m algorithms bench` (algorithms/bench/protocols.py)."""
 
     algorithm = dsg
     # UDSG is the same engine as DSG with old-block revisits; the bench command times it.

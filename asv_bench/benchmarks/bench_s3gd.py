@@ -12,9 +12,9 @@ import numpy as np
 import scipy.sparse
 
 from algorithms import S3GDClassifier, s3gd
-from algorithms._bench.protocols import S3GD_LAM as LAM
-from algorithms._bench.protocols import appended, linear_peer, logistic_objective, logistic_optimum
-from algorithms._bench.s3gd_defaults import appended_csr, saga_peer
+from algorithms.bench.protocols import S3GD_LAM as LAM
+from algorithms.bench.protocols import appended, linear_peer, logistic_objective, logistic_optimum
+from algorithms.bench.s3gd_defaults import appended_csr, saga_peer
 from algorithms.datasets import load
 from kbackends.ops import anchor_accumulate, anchor_graph, anchor_propagate, kmeans, squared_sums
 
@@ -81,7 +81,7 @@ class S3GDDefaults:
     ``LogisticRegression(solver="saga", tol=1e-3)``, on the same rows with the constant
     feature appended (issue 14: S3GD's fit in no more time than SAGA's). One thread for
     both, as SAGA is; ``track_time_vs_saga`` is the ratio of the best of 3 alternated
-    fits each, measured in the same process (``python -m algorithms._bench.s3gd_defaults``
+    fits each, measured in the same process (``python -m algorithms.bench.s3gd_defaults``
     prints the gaps and accuracies beside it)."""
 
     params = (["a9a", "w8a", "phishing"],)

@@ -1,6 +1,6 @@
 """SBP next to scikit-learn's SVC on the same split (USPS digit 8 versus the rest).
 
-The protocol of `python -m algorithms bench` (algorithms/_bench/protocols.py):
+The protocol of `python -m algorithms bench` (algorithms/bench/protocols.py):
 usps.h5 (../shared/data), standard split, float32, RBF gamma = 1 / (d var X),
 SVC(C=10) and the SBP at the nu that ``sbp.nu_from_svm`` gives on that SVC, with
 bias, the protocol's iterations. The a9a and letter protocols run in the bench
@@ -10,7 +10,7 @@ command only (too long for an asv repeat loop).
 import numpy as np
 
 from algorithms import sbp
-from algorithms._bench.protocols import SBP_DATASETS, sbp_data
+from algorithms.bench.protocols import SBP_DATASETS, sbp_data
 
 from .common import _FitPredictSuite
 

@@ -1,6 +1,6 @@
 """TSGS3VM next to scikit-learn's semi-supervised peers on the same split.
 
-The protocol of `python -m algorithms bench` (algorithms/_bench/protocols.py) on the
+The protocol of `python -m algorithms bench` (algorithms/bench/protocols.py) on the
 HIGGS sample (../shared/data/higgs.csv, standardised): 200 labeled rows drawn at
 random, 20,000 held-out test rows, the rest unlabeled. Peers: LabelSpreading with
 the knn kernel and SelfTrainingClassifier over a calibrated SVC, on the same rows.
@@ -9,7 +9,7 @@ the knn kernel and SelfTrainingClassifier over a calibrated SVC, on the same row
 import numpy as np
 
 from algorithms import tsgs3vm
-from algorithms._bench.protocols import s3vm_peers, s3vm_split
+from algorithms.bench.protocols import s3vm_peers, s3vm_split
 
 from .common import _FitPredictSuite
 

@@ -1,6 +1,6 @@
 """TSGSU (similar-unlabeled classification) next to the closed-form SU-SL on the same split.
 
-magic04, the paper's protocol (algorithms/_bench/protocols.py): 5,000 similar pairs and
+magic04, the paper's protocol (algorithms/bench/protocols.py): 5,000 similar pairs and
 10,000 unlabeled points drawn at the class prior from the training rows, the
 held-out split for testing, the true prior. Fit / predict time, peak memory and
 test accuracy of TSGSU (correction "abs") per backend, and of SU-SL linear and
@@ -11,8 +11,8 @@ held-out SU risk).
 import numpy as np
 
 from algorithms import tsgsu
-from algorithms._bench.protocols import SU_N_PAIRS, SU_N_UNLABELED, su_prepare, su_split
-from algorithms._bench.tsgsu import su_sl_selected
+from algorithms.bench.protocols import SU_N_PAIRS, SU_N_UNLABELED, su_prepare, su_split
+from algorithms.bench.tsgsu import su_sl_selected
 
 from .common import _FitPredictSuite
 

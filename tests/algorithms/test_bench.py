@@ -6,8 +6,8 @@ import types
 import numpy as np
 import pytest
 
-from algorithms import _bench
-from algorithms.__main__ import main
+from algorithms import bench as _bench
+from algorithms._cli.main import main
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from sklearn.metrics import brier_score_loss, log_loss
 from sklearn.model_selection import train_test_split
 
 from algorithms import DSGClassifier, SBPClassifier, TSGS3VMClassifier, dsg, load
-from algorithms._calibration import calibrate, calibration_split, platt_sigmoid
+from algorithms._models.calibration import calibrate, calibration_split, platt_sigmoid
 
 
 def _split(X, y):

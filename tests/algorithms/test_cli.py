@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-from algorithms.__main__ import main, read_data
+from algorithms._cli.main import main, read_data
 
 
 @pytest.fixture
@@ -89,7 +89,7 @@ def test_user_errors_print_one_line_and_exit_2(tmp_path, capsys):
 def test_kernel_choices_are_the_one_kernel_table():
     """`--kernel` takes the names of kbackends.random.KERNELS (RFF algorithms) or of the
     response kernels (SBP) and nothing else."""
-    from algorithms._registry import ALGORITHMS
+    from algorithms._catalog import ALGORITHMS
     from kbackends.ops import RESPONSE_KERNELS
     from kbackends.random import KERNELS
 

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-from algorithms import _persistence, load
-from algorithms.__main__ import build_parser, main
-from algorithms._registry import ALGORITHMS
+from algorithms import load
+from algorithms._models import persistence as _persistence
+from algorithms._cli.main import build_parser, main
+from algorithms._catalog import ALGORITHMS
 from algorithms.tsgsu import make_su_data
 
 RNG = np.random.default_rng(0)
@@ -262,7 +263,7 @@ def test_read_only_directory(files, tmp_path, capsys):
 
 def test_unwritable_directory_is_reported_before_training(files, tmp_path, capsys, monkeypatch):
     """(As root every directory is writable, so the check is driven through os.access.)"""
-    import algorithms.__main__ as cli
+    import algorithms._cli.main as cli
 
     monkeypatch.setattr(cli.os, "access", lambda path, mode: False)
     code, line = _fails(["train", str(files["dir"] / "train.svm"), str(tmp_path / "m.npz")], capsys)
@@ -271,7 +272,7 @@ def test_unwritable_directory_is_reported_before_training(files, tmp_path, capsy
 
 
 def test_labels_keep_their_type():
-    from algorithms._datafile import Data, format_labels, typed_labels
+    from algorithms._cli.datafile import Data, format_labels, typed_labels
 
     assert typed_labels(np.array(["+1", "-1", " 2"])).tolist() == [1, -1, 2]
     assert typed_labels(np.array(["1.0", "2"])).dtype == np.float64

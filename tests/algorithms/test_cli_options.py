@@ -7,7 +7,7 @@ import pytest
 from sklearn.datasets import dump_svmlight_file
 
 from algorithms import load
-from algorithms.__main__ import main
+from algorithms._cli.main import main
 
 RNG = np.random.default_rng(1)
 X = RNG.normal(size=(300, 3))
@@ -37,7 +37,7 @@ def test_dsg_early_stopping_options_reach_the_model(data, tmp_path):
 @pytest.mark.parametrize("tol, recorded", [("none", None), ("0.01", 0.01), ("auto", "default")])
 def test_s3gd_tol(data, tmp_path, tol, recorded):
     """'auto' is the default tolerance with the default step (s3gd's table), 'none' never stops early."""
-    from algorithms._s3gd_setup import DEFAULT_TOL
+    from algorithms.s3gd._setup import DEFAULT_TOL
 
     recorded = DEFAULT_TOL if recorded == "default" else recorded
     model = tmp_path / "m.npz"

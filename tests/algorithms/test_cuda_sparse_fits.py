@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from algorithms import s3gd, sbp
+from algorithms import s3gd
+from algorithms import sbp
 from kbackends import ops, to_numpy
 from kbackends.testing import kernel_module, two_blobs
 

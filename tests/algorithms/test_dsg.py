@@ -8,7 +8,7 @@ from sklearn.model_selection import train_test_split
 
 import algorithms
 from algorithms import dsg
-from algorithms._engine import _Averager, _cdsg_step, step_size
+from algorithms._engine.steps import _Averager, _cdsg_step, step_size
 from kbackends.testing import host, make_backend
 
 
@@ -278,7 +278,7 @@ def test_cdsg_resumed_in_rounds_is_the_uninterrupted_run(cancer):
     def rounds(sources, bk, settings, dtype):
         result = None
         for stop in (3, 7, 12):
-            result = _engine._run(sources, bk, settings, dtype, resume=None if result is None else result.state,
+            result = _engine.loop._run(sources, bk, settings, dtype, resume=None if result is None else result.state,
                                   stop=stop)
         captured["result"] = result
         return result

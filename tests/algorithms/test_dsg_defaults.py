@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from algorithms import DSGClassifier, DSGRegressor, dsg
-from algorithms._fit_plan import auto_settings, check_sample_weight, validation_rows
+from algorithms._boundary.fit_plan import auto_settings, check_sample_weight, validation_rows
 
 SMALL = {"batch_size": 64, "block_size": 32, "random_state": 0}
 
@@ -59,7 +59,7 @@ def test_early_stopping_stops_and_records(cancer):
     runs = []
 
     def recorded(sources, bk, settings, dtype):
-        runs.append(_engine._run(sources, bk, settings, dtype))
+        runs.append(_engine.loop._run(sources, bk, settings, dtype))
         return runs[-1]
 
     with _engine.run_with(recorded):
@@ -148,7 +148,7 @@ def test_weights_shift_the_decision_toward_the_heavy_class():
 
 
 def test_held_out_rows_keep_their_weights(cancer, monkeypatch):
-    from algorithms import _steps
+    from algorithms._engine import steps as _steps
 
     seen = []
     init = _steps._Monitor.__init__
@@ -187,7 +187,7 @@ def test_estimator_refuses_negative_weights(cancer):
 
 
 def test_dense_in_fact_csr_is_densified(cancer):
-    from algorithms._validation import check_X
+    from algorithms._boundary.validation import check_X
     from kbackends import resolve
 
     X, y = cancer

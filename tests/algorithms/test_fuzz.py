@@ -24,7 +24,7 @@ from algorithms import (
     DSGClassifier, DSGRegressor, S3GDClassifier, SBPClassifier, TSGS3VMClassifier, TSGSUClassifier,
     dsg, s3gd, sbp, tsgs3vm, tsgsu,
 )
-from algorithms.__main__ import main
+from algorithms._cli.main import main
 
 pytestmark = pytest.mark.fuzz
 

@@ -7,8 +7,8 @@ from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 from threadpoolctl import threadpool_info
 
 from algorithms import KernelExpansionModel, LinearModel, RFFModel, dsg, s3gd, sbp
-from algorithms._prediction import kernel_expansion
-from algorithms._threads import single_threaded_blas
+from algorithms._models.prediction import kernel_expansion
+from algorithms._engine.threads import single_threaded_blas
 from kbackends import resolve
 
 

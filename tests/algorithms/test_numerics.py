@@ -7,9 +7,12 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_circles
 
-from algorithms import _engine, dsg, s3gd, sbp
-from algorithms._finite import check_finite_fit
-from algorithms._validation import median_gamma
+from algorithms import _engine
+from algorithms import dsg
+from algorithms import s3gd
+from algorithms import sbp
+from algorithms._boundary.finite import check_finite_fit
+from algorithms._boundary.validation import median_gamma
 from kbackends import resolve
 
 
@@ -64,27 +67,27 @@ def test_fit_with_non_finite_features_raises(monkeypatch):
     y = (X[:, 0] > 0).astype(int)
     with pytest.raises(ValueError, match=r"`X` has values up to .*standardise the features"):
         dsg.fit(X * np.float32(1e19), y, gamma=1.0, n_iter=3, batch_size=64, block_size=16, random_state=0)
-    run = _engine._run
+    run = _engine.loop._run
 
     def poisoned(*args, **kwargs):
         result = run(*args, **kwargs)
         return dataclasses.replace(result, coef=result.coef * np.nan)
 
-    monkeypatch.setattr(_engine, "_run", poisoned)
+    monkeypatch.setattr(_engine.loop, "_run", poisoned)
     with pytest.raises(ValueError, match=r"non-finite coefficients.*lower `step`.*standardise `X`"):
         dsg.fit(X, y, gamma=1.0, n_iter=3, batch_size=64, block_size=16, random_state=0)
 
 
 def test_sbp_fit_refuses_non_finite_model(circles, monkeypatch):
     X, y = circles
-    run = sbp._run
+    run = sbp._fit._run
 
     def nan_run(*args, **kwargs):
         result = run(*args, **kwargs)
         result["alpha_bar"] = result["alpha_bar"] * np.nan
         return result
 
-    monkeypatch.setattr(sbp, "_run", nan_run)
+    monkeypatch.setattr(sbp._fit, "_run", nan_run)
     with pytest.raises(ValueError, match=r"SBP ended with non-finite coefficients.*lower `gamma`"):
         sbp.fit(X, y, nu=0.05, gamma=1.0, n_iter=20, random_state=0)
 

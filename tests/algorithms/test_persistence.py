@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import algorithms
-from algorithms import _persistence as _model, dsg, s3gd, sbp, tsgs3vm, tsgsu
+from algorithms import dsg, s3gd, sbp, tsgs3vm, tsgsu
+from algorithms._models import persistence as _model
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(120, 3))

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from algorithms import SBPClassifier, _sbp_defaults, sbp
-from algorithms._sbp_defaults import (
+from algorithms import SBPClassifier, sbp
+from algorithms.sbp import _defaults as _sbp_defaults
+from algorithms.sbp._defaults import (
     auto_n_iter,
     extrapolate_nu,
     sbp_defaults,

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from algorithms import DSGClassifier, DSGRegressor, TSGS3VMClassifier, dsg, tsgs3vm
-from algorithms._validation import check_X, median_gamma
+from algorithms._boundary.validation import check_X, median_gamma
 from kbackends import resolve
 
 

@@ -142,7 +142,7 @@ def test_dsg_loop_is_sync_free(strict, variant, precondition):
                         random_state=0, backend=strict)
     assert log.blocked == [] and log.regions > 0
     assert log.deferred == (12 if variant == "cdsg" else 0)  # CDSG's one lagged scalar per iteration
-    # the host-drawn batches' row indices: one copy for the run's 12 iterations (algorithms._draws),
+    # the host-drawn batches' row indices: one copy for the run's 12 iterations (algorithms._engine.draws),
     # once an iteration for UDSG, whose block choices read the same generator between the draws
     assert log.uploads == (12 if variant == "udsg" else 1)
     assert _accuracy(model, X, y) > 0.8
@@ -232,7 +232,7 @@ def test_sbp_draws_cross_to_the_device_a_block_at_a_time(strict, monkeypatch):
 
     X, y = _blobs()
     whole = sbp.fit(X, y, nu=0.05, n_iter=40, random_state=0, backend=strict)
-    monkeypatch.setattr(sbp, "_DRAW_BLOCK", 8)
+    monkeypatch.setattr(sbp._fit, "_DRAW_BLOCK", 8)
     with transfer_guard() as log:
         blocked = sbp.fit(X, y, nu=0.05, n_iter=40, random_state=0, backend=strict)
     assert log.uploads == 5 and log.blocked == []

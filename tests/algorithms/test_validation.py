@@ -21,8 +21,8 @@ from algorithms import (
     tsgs3vm,
     tsgsu,
 )
-from algorithms._calibration import PROBABILITY
-from algorithms._params import REQUIRED, GAMMA, RANDOM_STATE, ParamTable
+from algorithms._models.calibration import PROBABILITY
+from algorithms._boundary.params import REQUIRED, GAMMA, RANDOM_STATE, ParamTable
 
 MODULES = {"dsg": dsg, "tsgs3vm": tsgs3vm, "tsgsu": tsgsu, "sbp": sbp, "s3gd": s3gd}
 ESTIMATORS = {
@@ -74,7 +74,7 @@ def test_estimator_init_is_generated_from_the_table(cls):
         assert sig.parameters[p.name].default == p.init_default
         assert p.init_default is not REQUIRED
         # the estimator narrows (never widens) the function's table, but for `probability`: the
-        # estimator holds rows out and calibrates (algorithms._calibration), the function does not
+        # estimator holds rows out and calibrates (algorithms._models.calibration), the function does not
         assert p.name in ESTIMATORS[cls].PARAMS or p is PROBABILITY
     est = cls()
     assert est.get_params() == {p.name: p.init_default for p in table.estimator_params()}

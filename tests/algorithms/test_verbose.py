@@ -17,7 +17,7 @@ from algorithms import (
     dsg,
     sbp,
 )
-from algorithms._progress import LOSS_EVERY, ProgressBar
+from algorithms._engine.progress import LOSS_EVERY, ProgressBar
 from kbackends.testing import two_blobs
 
 

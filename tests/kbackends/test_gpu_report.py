@@ -69,7 +69,7 @@ def test_roofline_read_from_the_device(monkeypatch, where):
     import sys
     import types
 
-    from kbackends.gpu_report import device_roofline
+    from algorithms.bench.gpu_report import device_roofline
 
     attrs = {"MultiProcessorCount": 132, "ClockRate": 1_980_000, "MemoryClockRate": 2_619_000,
              "GlobalMemoryBusWidth": 5120}
@@ -88,7 +88,7 @@ def test_roofline_falls_back_to_nominal_saying_why(monkeypatch):
     import sys
     import types
 
-    from kbackends.gpu_report import NOMINAL_H100, device_roofline
+    from algorithms.bench.gpu_report import NOMINAL_H100, device_roofline
 
     monkeypatch.setitem(sys.modules, "cupy", _fake_cupy({}, {"name": b"mystery"}))
     monkeypatch.setattr("numba.cuda.get_current_device", lambda: types.SimpleNamespace(), raising=False)
@@ -100,7 +100,7 @@ def test_roofline_falls_back_to_nominal_saying_why(monkeypatch):
 def test_parts_choose_the_sections(tmp_path):
     """``--parts`` splits the report over calls (the GPU host allows ten minutes a
     command): only the named sections run; an unknown one is a usage error."""
-    from kbackends.gpu_report import main
+    from algorithms.bench.gpu_report import main
 
     report = main(["--out", str(tmp_path), "--small", "--backend", "cpu", "--parts", "ops",
                    "--skip", "rff_features", "--skip", "kernel_response_update", "--skip", "water_level",
@@ -117,7 +117,7 @@ def test_parts_choose_the_sections(tmp_path):
 def test_profile_writes_where_the_host_time_goes(tmp_path):
     """``--profile``: each fit that ran on the device is profiled once more (cProfile)
     into one file, a section per fit."""
-    from kbackends.gpu_report import main
+    from algorithms.bench.gpu_report import main
 
     main(["--out", str(tmp_path), "--small", "--backend", "cpu", "--parts", "fits", "--profile",
           "--skip", "dsg-ijcnn1-dask", "--skip", "tsgs3vm-skin", "--skip", "tsgsu-a9a", "--skip", "sbp-a9a",

@@ -2,7 +2,7 @@
 engine runs it on NumPy, array_api_strict under the transfer guard).
 
 The step on one block of F features, with ``phi = cos(X_b omega^T + phase)`` the
-batch's features and ``g`` its weighted loss derivatives (``algorithms/_steps.py``,
+batch's features and ``g`` its weighted loss derivatives (``algorithms/_engine/steps.py``,
 ``_block_step``): ``-eta (C + ridge mean(diag C) I')^-1 [phi, 1]^T g / B``, ``C``
 the covariance of ``[phi, 1]`` summed over the sources (each weighted by its
 curvature), ``I'`` the identity without the intercept's entry. The B x F products

@@ -34,8 +34,8 @@ _SIGS = {
 PTX_SIGNATURES = {name: [sig.format(f="float32"), sig.format(f="float64")] for name, sig in _SIGS.items()}
 PTX_FLOAT64_BY_DESIGN = {
     "_draw_step": "the step's scalars (the scale s, ||w||^2, the draw's rank) are float64 in every dtype "
-    "(algorithms/sbp.py), computed by one thread once an iteration; the heights' pass is in the input's dtype",
-    "_average": "the averaged responses accumulate in float64 by design (algorithms/sbp.py)",
+    "(algorithms/sbp/), computed by one thread once an iteration; the heights' pass is in the input's dtype",
+    "_average": "the averaged responses accumulate in float64 by design (algorithms/sbp/)",
 }
 
 

@@ -1,7 +1,7 @@
 """Array-API reference of the binary SBP iteration's two steps around the response
 update (the oracle; the cpu engine runs it on NumPy, array_api_strict under the
 transfer guard). Cotter, Shalev-Shwartz and Srebro, Algorithm 1 (Appendix B), with
-the bias of Section 3.6; the loop and its storage are in ``algorithms/sbp.py``:
+the bias of Section 3.6; the loop and its storage are in ``algorithms/sbp/``:
 responses ``C`` unscaled with one scale factor ``s`` (``c = s C``), ``||w||^2`` as
 ``r2`` in true units, both float64 (1,) arrays.
 

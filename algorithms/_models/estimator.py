@@ -1,0 +1,166 @@
+"""One scikit-learn estimator base for every algorithm module.
+
+A subclass names its module's parameter table and functions; the base generates
+``__init__`` from the table, validates the data the scikit-learn way, and hands
+``fit`` the module's arguments through one hook, :meth:`FunctionalEstimator._fit_args`,
+for the label conventions that differ:
+
+- supervised (the default): ``fit(X, y)``;
+- semi-supervised: unlabeled rows carry ``y == -1`` and the module's ``fit`` splits them;
+- SU: ``y`` is the indicator s, and the hook splits the rows into similar and unlabeled;
+- regression: ``RegressorMixin`` first, ``y`` numeric, no ``classes_``.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from .dask_arrays import is_dask_array
+from .._boundary.validation import check_labels, is_numpy_like, naming_arguments, sklearn_validate
+
+
+class FunctionalEstimator(BaseEstimator):
+    """A scikit-learn estimator over a module's ``fit`` / ``decision_function`` / ``predict``.
+
+    Subclasses set ``_params`` (the module's :class:`~algorithms._boundary.params.ParamTable`)
+    and ``_fit`` / ``_decision_function`` / ``_predict`` (the module's functions, as
+    ``staticmethod``); ``__init__`` is generated from the table's estimator
+    parameters. ``fit`` validates ``X`` and ``y``, calls ``_fit(*self._fit_args(X, y),
+    **self.get_params())`` and keeps the model as ``model_``. CuPy in, CuPy out.
+    """
+
+    _params = None
+    #: Whether ``_fit`` / ``_predict`` take scipy.sparse ``X`` (validated as any
+    #: format, handed over as is; the fit makes it CSR).
+    _accept_sparse = False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = type(self)._accept_sparse
+        return tags
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("_params") is not None and "__init__" not in cls.__dict__:
+            cls.__init__ = cls._params.make_init(cls.__qualname__)
+
+    def _fit_args(self, X, y, rows=None):
+        """The module ``fit``'s positional arguments from validated ``(X, y)``: the hook
+        for a label convention (default: ``(X, y)``)."""
+        return X, y
+
+    def fit(self, X, y):
+        """Fit on (X, y); CuPy in, model on the GPU; a dask array trains on the cluster."""
+        if y is None:
+            msg = f"`y`: {type(self).__name__} requires y to be passed, but the target y is None"
+            raise ValueError(msg)
+        # The estimator's own table (it may narrow the function's: a classifier's losses).
+        type(self)._params.validate(self.get_params())
+        params = self._function_params()
+        calibrated = bool(getattr(self, "probability", False))
+        if is_dask_array(X):  # data-parallel on the cluster (dsg, tsgs3vm, tsgsu): chunks stay lazy
+            if calibrated:
+                msg = "`probability=True` needs in-memory rows (NumPy, CuPy, sparse) to hold out; got a dask array"
+                raise ValueError(msg)
+            self.model_ = type(self)._fit(*self._fit_args(X, y), **params)
+        else:
+            with naming_arguments():
+                if is_classifier(self) and is_numpy_like(y) and np.asarray(y).dtype.kind == "O":
+                    check_labels(y, None)  # mixed str / number labels: scikit-learn fails on a sort
+                X, y = sklearn_validate(self, X, y, reset=True)
+                if is_classifier(self) and is_numpy_like(y):
+                    from sklearn.utils.multiclass import check_classification_targets
+
+                    check_classification_targets(y)
+            if calibrated:  # Platt's sigmoid on held-out rows (algorithms._models.calibration)
+                from .calibration import fit_calibrated
+
+                self.model_ = fit_calibrated(lambda X_fit, y_fit, rows, **kw: type(self)._fit(
+                    *self._fit_args(X_fit, y_fit, rows), **kw), X, y, params)
+            else:
+                self.model_ = type(self)._fit(*self._fit_args(X, y), **params)
+        self.n_features_in_ = self.model_.n_features_in
+        if is_classifier(self):
+            self.classes_ = np.asarray(self.model_.classes)
+        return self
+
+    def _function_params(self):
+        """The parameters the module's ``fit`` takes (an estimator may have more of its own,
+        such as ``probability``)."""
+        taken = inspect.signature(type(self)._fit).parameters
+        return {k: v for k, v in self.get_params().items() if k in taken}
+
+    def _validated(self, X):
+        check_is_fitted(self, "model_")
+        if is_dask_array(X):  # predicted chunk-wise and lazily by the model (algorithms._models.dask_arrays)
+            return X
+        with naming_arguments():
+            return sklearn_validate(self, X, None, reset=False)
+
+    def predict(self, X):
+        """Predicted labels (or values for a regressor); CuPy in, CuPy out."""
+        X = self._validated(X)  # checks it is fitted first
+        return type(self)._predict(self.model_, X)
+
+
+class FunctionalClassifier(ClassifierMixin, FunctionalEstimator):
+    """:class:`FunctionalEstimator` for classifiers: ``classes_`` and ``decision_function``."""
+
+    def decision_function(self, X):
+        """Decision values: (n_samples,) for two classes, else (n_samples, n_classes)."""
+        X = self._validated(X)
+        return type(self)._decision_function(self.model_, X)
+
+    def _has_proba(self):
+        """predict_proba exists for the logistic loss (log-odds decision values) and for
+        ``probability=True`` (Platt's sigmoid fitted on held-out rows)."""
+        fitted = getattr(self, "model_", None)
+        if fitted is not None:
+            return fitted.has_proba
+        return getattr(self, "loss", None) == "logistic" or bool(getattr(self, "probability", False))
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities, (n_samples, n_classes) in ``classes_`` order: the logistic
+        loss's log-odds, or with ``probability=True`` Platt's calibrated sigmoid (see
+        :meth:`algorithms._models.prediction.Predictor.predict_proba` and
+        :mod:`algorithms._models.calibration`). CuPy in, CuPy out; a dask array in, a lazy one out."""
+        X = self._validated(X)
+        return self.model_.predict_proba(X)
+
+
+class WeightedFit:
+    """``fit(X, y, sample_weight=None)`` for the estimators whose module ``fit`` takes
+    ``sample_weight`` (DSG, SBP, S3GD; put it before the estimator base): the weights
+    reach the module's ``fit`` through ``_fit_args``, which ``probability=True`` calls
+    with the rows it keeps for the fit. Sets ``n_iter_`` from :meth:`_n_iter_done`."""
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on (X, y), rows weighted by ``sample_weight`` (scikit-learn's semantics:
+        weight k acts as the row repeated k times, 0 as the row removed; negative
+        weights are refused; see the module's ``fit``). Sets ``n_iter_``."""
+        if sample_weight is not None and is_dask_array(X):
+            msg = "`sample_weight` is not supported with dask arrays"
+            raise ValueError(msg)
+        self._sample_weight = sample_weight
+        try:
+            super().fit(X, y)
+        finally:
+            del self._sample_weight
+        self.n_iter_ = self._n_iter_done()
+        return self
+
+    def _n_iter_done(self):
+        """Iterations run (fewer than asked when a stopping rule ended the fit)."""
+        return int(self.model_.params["n_iter_done"])
+
+    def _fit_args(self, X, y, rows=None):
+        from .._boundary.fit_plan import weights_of_rows
+
+        return X, y, weights_of_rows(getattr(self, "_sample_weight", None), rows)
+
