@@ -3,8 +3,9 @@ TSGSU (the loop in ``loop``, its step rules, early stopping and averaging in
 ``steps``, the batches' row indices in ``draws``), and what every loop uses: the
 progress bar (``progress``) and single-threaded BLAS (``threads``).
 
-An algorithm builds a list of :class:`Source` and an :class:`EngineSettings` and
-calls :func:`run`; see :mod:`algorithms._engine.loop` for the iteration.
+An algorithm builds a :class:`Problem` (its list of :class:`Source`, an
+:class:`EngineSettings`, and how a result becomes its model) and solves it
+(:meth:`Problem.solve` runs :func:`run`); see :mod:`algorithms._engine.loop` for the iteration.
 """
 
 from .loop import (
@@ -17,12 +18,12 @@ from .loop import (
     evaluate_blocks,
     group_features,
     run,
-    run_with,
     sampling_seed,
 )
+from .problem import Problem
 from .steps import EarlyStopping, _Averager as Averager
 
 __all__ = [
     "SCHEDULES", "VARIANTS", "Averager", "EarlyStopping", "EngineResult", "EngineSettings", "EngineState",
-    "Source", "evaluate_blocks", "group_features", "run", "run_with", "sampling_seed",
+    "Problem", "Source", "evaluate_blocks", "group_features", "run", "sampling_seed",
 ]

@@ -33,8 +33,6 @@ Polyak averaging of the iterates is optional and costs O(1) per event (see
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -202,22 +200,6 @@ class EngineState:
     pending: object = None  # CDSG's lagged rule: the last iteration's derivative on its way, block, factor
 
 
-# A function that takes the place of ``run`` in this context (``run_with``): the
-# distributed fit lets each algorithm's own ``fit`` validate its arguments and build
-# its sources and settings, then trains them on the cluster.
-_RUNNER = contextvars.ContextVar("engine_runner", default=None)
-
-
-@contextlib.contextmanager
-def run_with(runner):
-    """Within this context, ``run(sources, bk, settings, dtype)`` returns ``runner(...)``."""
-    token = _RUNNER.set(runner)
-    try:
-        yield
-    finally:
-        _RUNNER.reset(token)
-
-
 def _kernel(op, bk):
     """The registered kernel of ``op`` on ``bk``, called directly: the engine's arrays are
     validated once at the fit's entry (and predictions' at predict's), so the loop skips
@@ -272,15 +254,16 @@ def run(sources: list[Source], bk, settings: EngineSettings, dtype, *, resume=No
     ``resume.t`` iterations; ``stop`` ends it after that iteration instead of
     ``settings.n_iter``. The result's ``state`` resumes it again.
     """
-    runner = _RUNNER.get()
-    if runner is not None:
-        result = runner(sources, bk, settings, dtype)
-    else:
-        with single_threaded_blas(bk):
-            result = _run(sources, bk, settings, dtype, resume, stop)
+    with single_threaded_blas(bk):
+        result = _run(sources, bk, settings, dtype, resume, stop)
+    check_result(result, sources, bk)
+    return result
+
+
+def check_result(result, sources, bk):
+    """Refuse a run whose coefficients or intercept are not finite (a step too long)."""
     check_finite_fit({"coefficients": result.coef, "intercept": result.intercept}, sources[0].X, bk.xp,
                      algorithm="the fit", hint="lower `step` (or `gamma`)")
-    return result
 
 
 def _run(sources, bk, settings, dtype, resume=None, stop=None):

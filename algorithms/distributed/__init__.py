@@ -26,10 +26,12 @@ which trains on the workers of the current ``distributed.Client``:
   reads one chunk from disk (zarr, ``.npy`` memmaps, anything dask.array
   reads), steps on it and drops it, so a worker holds one chunk at a time.
 
-Each algorithm's own ``fit`` still validates the arguments and builds the
-engine's sources and settings (on a few rows that carry the classes); the
-engine call is intercepted (``_engine.run_with``) and run here. The model
-returned is the ordinary :class:`~algorithms.RFFModel`.
+Each algorithm gives a :class:`Plan`: its problem builder (``build``, the
+same as its in-memory fit's, run on a few rows that carry the classes to fix the
+settings, losses and model), what it reads off the whole data (``prepare``) and how
+a worker's rows become its sources (``rows``). The problem is then solved on the
+cluster (:meth:`algorithms._engine.Problem.solve` with the cluster's runner); the
+model returned is the ordinary :class:`~algorithms.RFFModel`.
 
 :func:`map_rows` evaluates any row-wise method (``decision_function``,
 ``predict``, ``predict_proba`` of every model) lazily over a dask array's row
@@ -47,9 +49,12 @@ default 30), ``kbackends.max_recoveries`` (default 3).
 """
 
 from ._common import WorkerLostError, is_dask_array
-from ._entry import fit
+from ._entry import Plan, Prepared, as_dask_rows, first_rows, fit, median_sample, row_chunked
 from ._partial import partial_fit
 from .._models.dask_arrays import map_rows
 from ._worker import _LOCAL  # noqa: F401  (each worker's fit states; tests check they are dropped)
 
-__all__ = ["is_dask_array", "fit", "map_rows", "partial_fit", "WorkerLostError"]
+__all__ = [
+    "is_dask_array", "fit", "map_rows", "partial_fit", "WorkerLostError", "Plan", "Prepared", "as_dask_rows",
+    "first_rows", "median_sample", "row_chunked",
+]

@@ -111,7 +111,7 @@ def _workers(client):
 
 
 class _ClusterRun:
-    """Runs one engine problem on the cluster (the ``runner`` of ``_engine.run_with``)."""
+    """Runs one engine problem on the cluster (the ``runner`` of :meth:`algorithms._engine.Problem.solve`)."""
 
     def __init__(self, rowsets, builder, context, label, settings_fix=None):
         self.rowsets = rowsets  # list of lists of dask arrays with the same row chunks

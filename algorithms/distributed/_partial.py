@@ -10,14 +10,14 @@ import numpy as np
 from kbackends import is_array, resolve, to_numpy
 
 from .. import _engine
-from .._boundary.validation import seed_from
+from .._boundary.fit_plan import MAX_BATCH
+from .._boundary.validation import check_gamma, check_X, seed_from
 from ._common import is_dask_array
 from ._driver import _dtype_name
-from ._entry import _dsg_rows
 from ._worker import _Spec
 
 
-def partial_fit(estimator, X, y, classes=None):
+def partial_fit(estimator, X, y, plan, classes=None):
     """One pass of the engine over the batch ``(X, y)``, continuing the estimator's fit.
 
     The first call fixes the classes (``classes``, or those of ``y``; a later batch
@@ -25,12 +25,9 @@ def partial_fit(estimator, X, y, classes=None):
     first batch) and the seed; every call runs ``ceil(len(X) / batch_size)``
     iterations sampling from the batch, resuming the engine state (step schedule,
     blocks, scale factor) where the last call left it. ``n_iter`` is not used.
-    ``model_`` is the ordinary RFFModel after every call.
+    ``model_`` is the ordinary RFFModel after every call. ``plan`` is the algorithm's
+    :class:`~algorithms.distributed.Plan` (its problem builder and rows; DSG's).
     """
-    from .. import dsg
-    from .._boundary.fit_plan import MAX_BATCH
-    from .._boundary.validation import check_X
-
     if is_dask_array(X):
         X = X.compute()
         y = y.compute() if is_dask_array(y) else y
@@ -52,33 +49,28 @@ def partial_fit(estimator, X, y, classes=None):
                 msg = f"`classes` must hold at least 2 classes on the first call, got {classes.tolist()}"
                 raise ValueError(msg)
         seed = seed_from(params["random_state"])
-        captured = {}
-
-        def capture(sources, bk_, settings, dtype):
-            captured.update(sources=sources, settings=settings, dtype=dtype)
-            zeros = bk_.xp.zeros((0, settings.n_outputs), dtype=dtype)
-            return _engine.EngineResult(coef=zeros, intercept=bk_.xp.zeros((settings.n_outputs,), dtype=dtype),
-                                        n_blocks=0, n_iter_done=0)
-
         tiny_y = classes if loss != "squared" else y_host[:1]
         tiny_X = X[: tiny_y.shape[0]] if X.shape[0] >= tiny_y.shape[0] else _repeat_rows(X, tiny_y.shape[0], bk)
-        gamma = params["gamma"]
-        with _engine.run_with(capture):
-            template = dsg.fit(tiny_X, tiny_y, **{**params, "random_state": seed, "cache_predictions": False,
-                                                   # "auto" sizes the batch from these tiny rows: not here
-                                                   "batch_size": MAX_BATCH if params["batch_size"] == "auto"
-                                                   else params["batch_size"],
-                                                   "gamma": _batch_gamma(gamma, X, bk, seed)})
-        settings = dataclasses.replace(captured["settings"], callback=None)
-        src = captured["sources"][0]
+        arguments = plan.params.validate({
+            **params, "random_state": seed, "cache_predictions": False,
+            # "auto" sizes the batch from these tiny rows: not here
+            "batch_size": MAX_BATCH if params["batch_size"] == "auto" else params["batch_size"],
+            "gamma": check_gamma(params["gamma"], X, bk, seed)})
+        problem = plan.build(tiny_X, tiny_y, **arguments)
+        dtype = problem.dtype
+        template = problem.finish(_engine.EngineResult(
+            coef=bk.xp.zeros((0, problem.settings.n_outputs), dtype=dtype),
+            intercept=bk.xp.zeros((problem.settings.n_outputs,), dtype=dtype), n_blocks=0, n_iter_done=0))
+        settings = dataclasses.replace(problem.settings, callback=None)
+        src = problem.sources[0]
         spec = _Spec(templates=[(src.loss, src.weight, src.batch_size, src.curvature)], settings=settings,
-                     dtype=_dtype_name(bk, captured["dtype"]), builder=_dsg_rows,
+                     dtype=_dtype_name(bk, dtype), builder=plan.rows,
                      context={"classes": classes if loss != "squared" else None, "loss": loss}, capacity_blocks=0)
         state = _engine.EngineState(
-            stored=bk.xp.zeros((0, settings.n_outputs), dtype=captured["dtype"]), n_blocks=0, scale=1.0,
-            intercept=bk.xp.zeros((settings.n_outputs,), dtype=captured["dtype"]), beta=np.zeros(0),
-            averager=_engine.Averager(bk.xp, (0, settings.n_outputs), captured["dtype"]) if settings.average else None,
-            intercept_sum=bk.xp.zeros((settings.n_outputs,), dtype=captured["dtype"]),
+            stored=bk.xp.zeros((0, settings.n_outputs), dtype=dtype), n_blocks=0, scale=1.0,
+            intercept=bk.xp.zeros((settings.n_outputs,), dtype=dtype), beta=np.zeros(0),
+            averager=_engine.Averager(bk.xp, (0, settings.n_outputs), dtype) if settings.average else None,
+            intercept_sum=bk.xp.zeros((settings.n_outputs,), dtype=dtype),
             rng=np.random.default_rng(settings.sampling_seed), t=0,
         )
         estimator._partial_ = {"spec": spec, "state": state, "template": template}
@@ -117,9 +109,3 @@ def partial_fit(estimator, X, y, classes=None):
 def _repeat_rows(X, n, bk):
     rows = bk.asarray(np.arange(n) % X.shape[0])
     return bk.xp.take(X, rows, axis=0)
-
-
-def _batch_gamma(gamma, X, bk, seed):
-    from .._boundary.validation import check_gamma
-
-    return check_gamma(gamma, X, bk, seed)

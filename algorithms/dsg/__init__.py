@@ -26,6 +26,7 @@ True
 """
 
 from ._fit import (
+    build,
     CLASSIFICATION_LOSSES,
     decision_function,
     DSGClassifier,

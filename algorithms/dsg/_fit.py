@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from kbackends import is_array, resolve, to_numpy
+from kbackends import resolve, to_numpy
 from kbackends.ops import resolve_hint
-from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
+from kbackends.losses import SUPERVISED_LOSSES
 
 from .. import _engine, distributed
 from .._models.calibration import with_probability
@@ -18,12 +18,12 @@ from .._boundary.params import (
 )
 from .._boundary.fit_plan import auto_settings, check_sample_weight, validation_rows
 from .._boundary.sparse import take_rows
+from . import _distributed
+from ._targets import targets
 from .._boundary.validation import (
     as_compute_dtype,
     check_gamma,
     check_X,
-    check_y_length,
-    encode_classes,
     seed_from,
 )
 
@@ -178,12 +178,20 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
         plan = auto_settings(X.shape[0], n_iter=n_iter, batch_size=batch_size, early_stopping=False)
         arguments = {**locals(), "n_iter": plan.n_iter, "batch_size": plan.batch_size, "early_stopping": False}
         del arguments["sample_weight"], arguments["plan"]
-        return distributed.fit(fit, "dsg", **arguments)
+        return distributed.fit(DISTRIBUTED, **arguments)
+    return _build(**locals()).solve()
+
+
+def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, early_stopping,
+          validation_fraction, n_iter_no_change, tol, block_size, step, schedule, precondition, average,
+          udsg_pattern, fit_intercept, cache_predictions, random_state, backend, dtype, callback, verbose):
+    """The engine problem of a DSG fit (:func:`fit`'s arguments, validated): the training
+    source (and the held-out one of early stopping), the settings, and the model."""
     bk = resolve(backend, resolve_hint(X), y)
     X = as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     weights = check_sample_weight(sample_weight, X.shape[0])
     seed = seed_from(random_state)
-    y_matrix, task, classes, source_loss = _targets(y, X, bk, loss)
+    y_matrix, task, classes, source_loss = targets(y, X, bk, loss)
     if weights is not None and not np.all(weights > 0):  # weight 0: the row removed
         kept = np.flatnonzero(weights > 0)
         X, y_matrix, weights = take_rows(X, bk.asarray(kept), bk.xp), bk.xp.take(y_matrix, bk.asarray(kept), axis=0), \
@@ -199,7 +207,6 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
         early_stopping=None if len(sources) == 1 else _engine.EarlyStopping(
             sources[1], n_iter_no_change=n_iter_no_change, tol=tol),
     )
-    result = _engine.run(sources[:1], bk, settings, X.dtype)
     params = {
         "loss": loss, "variant": variant, "lam": lam, "n_iter": plan.n_iter, "batch_size": plan.batch_size,
         "early_stopping": plan.early_stopping, "validation_fraction": validation_fraction,
@@ -207,9 +214,12 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
         "precondition": precondition,
         "average": bool(average), "udsg_pattern": list(udsg_pattern), "fit_intercept": bool(fit_intercept),
     }
-    return RFFModel.from_engine(
-        result, settings, bk, X, algorithm=variant, task=task, classes=classes, params=params
-    )
+
+    def finish(result):
+        return RFFModel.from_engine(result, settings, bk, X, algorithm=variant, task=task, classes=classes,
+                                    params=params)
+
+    return _engine.Problem(sources[:1], settings, bk, X.dtype, finish)
 
 
 def _split_sources(X, y_matrix, weights, loss, plan, fraction, seed, bk, *, stratify):
@@ -230,36 +240,6 @@ def _split_sources(X, y_matrix, weights, loss, plan, fraction, seed, bk, *, stra
         out.append(_engine.Source(X=take_rows(X, index, xp), y=xp.take(y_matrix, index, axis=0), loss=loss,
                                   weight=1.0, batch_size=plan.batch_size, sample_weight=w))
     return out
-
-
-def _targets(y, X, bk, loss):
-    """Loss targets as an (n, n_outputs) matrix, the task, the classes and the loss."""
-    xp = bk.xp
-    if y is None:
-        msg = "`y` is required, got None"
-        raise ValueError(msg)
-    if loss == "squared":
-        y = bk.asarray(y if is_array(y) else np.asarray(y))
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]
-        check_y_length(y, X)
-        if xp.isdtype(y.dtype, "complex floating"):
-            msg = f"`y` has a complex dtype ({y.dtype}); regression targets must be real numbers"
-            raise ValueError(msg)
-        y = xp.astype(y, X.dtype)
-        if not bool(xp.all(xp.isfinite(y))):
-            msg = "`y` contains NaN or infinite values"
-            raise ValueError(msg)
-        return xp.reshape(y, (-1, 1)), "regression", None, SUPERVISED_LOSSES["squared"]
-    classes, index = encode_classes(y, bk, X.shape[0])
-    n_classes = classes.size
-    if n_classes == 2:
-        y_pm = 2.0 * xp.astype(index == 1, X.dtype) - 1.0
-        return xp.reshape(y_pm, (-1, 1)), "binary", classes, SUPERVISED_LOSSES[loss]
-    one_hot = index[:, None] == xp.arange(n_classes, device=getattr(index, "device", None))[None, :]
-    if loss == "logistic":
-        return xp.astype(one_hot, X.dtype), "softmax", classes, SOFTMAX
-    return 2.0 * xp.astype(one_hot, X.dtype) - 1.0, "ovr", classes, SUPERVISED_LOSSES[loss]
 
 
 def decision_function(model, X, *, backend="auto"):
@@ -286,7 +266,7 @@ def objective(model, X, y, *, backend="auto"):
     X = check_X(X, bk, model.dtype, accept_sparse=True)
     xp = bk.xp
     loss = model.params["loss"]
-    y_matrix, _, _, src_loss = _targets(y, X, bk, loss)
+    y_matrix, _, _, src_loss = targets(y, X, bk, loss)
     f = model.raw_decision(X, bk)
     data = float(xp.mean(xp.sum(src_loss.value(f, y_matrix, xp), axis=1)))
     coef = bk.asarray(model.coef)
@@ -306,7 +286,7 @@ class _DSGFit(WeightedFit):
         last call left them; ``classes`` (classifiers) and ``gamma="median"`` are
         fixed by the first call. ``n_iter`` is not used.
         """
-        distributed.partial_fit(self, X, y, classes=classes)
+        distributed.partial_fit(self, X, y, DISTRIBUTED, classes=classes)
         self.n_iter_ = int(self.model_.params["n_iter_done"])
         return self
 
@@ -365,3 +345,11 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
     _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _predict = staticmethod(predict)
+
+
+# The problem a fit runs, for a runner of one's own (checked like fit).
+build = PARAMS.entry(_build)
+
+# How DSG trains on dask arrays (algorithms.distributed): its problem, its rows.
+DISTRIBUTED = distributed.Plan(name="dsg", params=PARAMS, build=_build, prepare=_distributed.prepare,
+                               rows=_distributed.rows)

@@ -29,6 +29,7 @@ True
 """
 
 from ._fit import (
+    build,
     decision_function,
     fit,
     PARAMS,

@@ -11,6 +11,7 @@ from kbackends.ops import resolve_hint
 from kbackends.losses import HINGE, UNLABELED_LOSSES
 
 from .. import _engine, distributed
+from . import _distributed
 from .._models.estimator import FunctionalClassifier
 from .._models.model import RFFModel
 from .._boundary.params import (
@@ -96,7 +97,15 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
                "shrunk to zero or flipped; lower `step` or raise `C`")
         raise ValueError(msg)
     if distributed.is_dask_array(X):  # data-parallel on the current dask.distributed Client
-        return distributed.fit(fit, "tsgs3vm", **locals())
+        return distributed.fit(DISTRIBUTED, **locals())
+    return _build(**locals()).solve()
+
+
+def _build(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_iter, batch_size, block_size,
+          step, precondition, balance, feature_budget, unlabeled_label, random_state, backend, dtype, callback,
+          verbose):
+    """The engine problem of a TSGS3VM fit (:func:`fit`'s arguments, validated): the
+    labelled and unlabelled sources, the settings, and the model."""
     bk = resolve(backend, resolve_hint(X), y, resolve_hint(X_unlabeled))
     xp = bk.xp
     X = as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
@@ -154,16 +163,18 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
         balance=(1, balance_target) if balance and use_unlabeled else None, max_blocks=max_blocks,
         label="tsgs3vm",
     )
-    result = _engine.run(sources, bk, settings, X.dtype)
     params = {
         "C": C, "C_star": C_star, "unlabeled_loss": unlabeled_loss, "n_iter": n_iter,
         "batch_size": batch_size, "step": step, "precondition": precondition, "balance": bool(balance),
         "n_labeled": n_l, "n_unlabeled": n_u, "lam": 1.0 / C, "loss": "hinge",
         "feature_budget": feature_budget,
     }
-    return RFFModel.from_engine(
-        result, settings, bk, X, algorithm="tsgs3vm", task=task, classes=classes, params=params
-    )
+
+    def finish(result):
+        return RFFModel.from_engine(result, settings, bk, X, algorithm="tsgs3vm", task=task, classes=classes,
+                                    params=params)
+
+    return _engine.Problem(sources, settings, bk, X.dtype, finish)
 
 
 class TSGS3VMClassifier(FunctionalClassifier):
@@ -182,3 +193,11 @@ class TSGS3VMClassifier(FunctionalClassifier):
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
+
+
+# The problem a fit runs, for a runner of one's own (checked like fit).
+build = PARAMS.entry(_build)
+
+# How TSGS3VM trains on dask arrays (algorithms.distributed): its problem, its rows.
+DISTRIBUTED = distributed.Plan(name="tsgs3vm", params=PARAMS, build=_build, prepare=_distributed.prepare,
+                               rows=_distributed.rows)

@@ -67,7 +67,7 @@ from .._boundary.validation import check_prior  # noqa: F401
 from ..datasets import make_su_data
 from ..dsg import decision_function, predict
 from ._estimator import TSGSUClassifier
-from ._fit import PARAMS, fit, orient, with_classes  # noqa: F401
+from ._fit import PARAMS, build, fit, orient, with_classes  # noqa: F401
 from ._inputs import _fold_rows, _pointwise, _rows_by_indicator, _split_folds  # noqa: F401
 from ._prior import _bottom_bin_proportion, _prior_from_kappa, estimate_prior  # noqa: F401
 from ._risk import (  # noqa: F401

@@ -12,6 +12,7 @@ from kbackends import is_array, resolve
 from kbackends.ops import resolve_hint
 
 from .. import _engine, distributed
+from . import _distributed
 from .._models.model import RFFModel
 from .._boundary.params import (
     Constraint,
@@ -176,7 +177,16 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
         msg = f"`positive_class` and `negative_class` must differ, both are {positive_class!r}"
         raise ValueError(msg)
     if distributed.is_dask_array(X_similar):  # data-parallel on the current dask.distributed Client
-        return distributed.fit(fit, "tsgsu", **locals())
+        return distributed.fit(DISTRIBUTED, **locals())
+    return _build(**locals()).solve()
+
+
+def _build(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing, correction_margin, lam,
+          kernel, gamma, n_iter, batch_size, block_size, step, schedule, precondition, average, feature_budget,
+          fit_intercept, positive_class, negative_class, random_state, backend, dtype, callback,
+          verbose):
+    """The engine problem of a TSGSU fit (:func:`fit`'s arguments, validated): the similar
+    and unlabelled sources, the SU risk's derivatives, the settings, and the model."""
     bk = resolve(backend, resolve_hint(X_similar), resolve_hint(X_unlabeled))
     xp = bk.xp
     X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype, engine=True)
@@ -199,7 +209,6 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
         locals(), gamma=gamma, seed=seed, max_blocks=max_blocks,
         derivatives=risk.hook(correction_smoothing, correction_margin), label="tsgsu",
     )
-    result = _engine.run(sources, bk, settings, X_s.dtype)
     params = {
         "prior": prior, "loss": loss, "correction": correction,
         "correction_smoothing": correction_smoothing, "correction_margin": correction_margin, "lam": lam,
@@ -207,10 +216,13 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
         "batch_size": batch_size, "step": step, "schedule": schedule, "precondition": precondition,
         "n_similar_points": int(X_s.shape[0]), "n_unlabeled": int(X_u.shape[0]),
     }
-    model = RFFModel.from_engine(
-        result, settings, bk, X_s, algorithm="tsgsu", task="binary", classes=np.array([-1, 1]), params=params
-    )
-    return with_classes(model, positive_class, negative_class)
+
+    def finish(result):
+        model = RFFModel.from_engine(result, settings, bk, X_s, algorithm="tsgsu", task="binary",
+                                     classes=np.array([-1, 1]), params=params)
+        return with_classes(model, positive_class, negative_class)
+
+    return _engine.Problem(sources, settings, bk, X_s.dtype, finish)
 
 
 def with_classes(model, positive, negative):
@@ -282,3 +294,11 @@ def orient(model, X_ref, y_ref, *, backend="auto"):
     positive, negative = (labels[1], labels[0]) if agree >= 0.5 else (labels[0], labels[1])
     return with_classes(model, positive.item() if hasattr(positive, "item") else positive,
                         negative.item() if hasattr(negative, "item") else negative)
+
+
+# The problem a fit runs, for a runner of one's own (checked like fit).
+build = PARAMS.entry(_build)
+
+# How TSGSU trains on dask arrays (algorithms.distributed): its problem, its rows.
+DISTRIBUTED = distributed.Plan(name="tsgsu", params=PARAMS, build=_build, prepare=_distributed.prepare,
+                               rows=_distributed.rows)

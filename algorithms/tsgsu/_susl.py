@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from dataclasses import dataclass
 from typing import Any
 

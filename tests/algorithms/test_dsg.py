@@ -279,12 +279,11 @@ def test_cdsg_resumed_in_rounds_is_the_uninterrupted_run(cancer):
         result = None
         for stop in (3, 7, 12):
             result = _engine.loop._run(sources, bk, settings, dtype, resume=None if result is None else result.state,
-                                  stop=stop)
+                                       stop=stop)
         captured["result"] = result
         return result
 
-    with _engine.run_with(rounds):
-        resumed = dsg.fit(X, y, variant="cdsg", n_iter=12, batch_size=64, block_size=16, random_state=0)
+    resumed = dsg.build(X, y, variant="cdsg", n_iter=12, batch_size=64, block_size=16, random_state=0).solve(rounds)
     assert captured["result"].n_iter_done == 12
     np.testing.assert_array_equal(np.asarray(resumed.coef), np.asarray(model.coef))
     np.testing.assert_array_equal(np.asarray(resumed.intercept), np.asarray(model.intercept))

@@ -62,8 +62,7 @@ def test_early_stopping_stops_and_records(cancer):
         runs.append(_engine.loop._run(sources, bk, settings, dtype))
         return runs[-1]
 
-    with _engine.run_with(recorded):
-        model = dsg.fit(X, y, n_iter=200, early_stopping=True, n_iter_no_change=3, tol=0.5, **SMALL)
+    model = dsg.build(X, y, n_iter=200, early_stopping=True, n_iter_no_change=3, tol=0.5, **SMALL).solve(recorded)
     done = model.params["n_iter_done"]
     assert 4 <= done < 20
     losses = np.asarray(runs[0].validation_loss)  # read one iteration late: the last one unread

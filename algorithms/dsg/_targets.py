@@ -1,0 +1,40 @@
+"""DSG's loss targets: labels or values as the (n, n_outputs) matrix its losses read."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kbackends import is_array
+from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
+
+from .._boundary.validation import check_y_length, encode_classes
+
+
+def targets(y, X, bk, loss):
+    """Loss targets as an (n, n_outputs) matrix, the task, the classes and the loss."""
+    xp = bk.xp
+    if y is None:
+        msg = "`y` is required, got None"
+        raise ValueError(msg)
+    if loss == "squared":
+        y = bk.asarray(y if is_array(y) else np.asarray(y))
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        check_y_length(y, X)
+        if xp.isdtype(y.dtype, "complex floating"):
+            msg = f"`y` has a complex dtype ({y.dtype}); regression targets must be real numbers"
+            raise ValueError(msg)
+        y = xp.astype(y, X.dtype)
+        if not bool(xp.all(xp.isfinite(y))):
+            msg = "`y` contains NaN or infinite values"
+            raise ValueError(msg)
+        return xp.reshape(y, (-1, 1)), "regression", None, SUPERVISED_LOSSES["squared"]
+    classes, index = encode_classes(y, bk, X.shape[0])
+    n_classes = classes.size
+    if n_classes == 2:
+        y_pm = 2.0 * xp.astype(index == 1, X.dtype) - 1.0
+        return xp.reshape(y_pm, (-1, 1)), "binary", classes, SUPERVISED_LOSSES[loss]
+    one_hot = index[:, None] == xp.arange(n_classes, device=getattr(index, "device", None))[None, :]
+    if loss == "logistic":
+        return xp.astype(one_hot, X.dtype), "softmax", classes, SOFTMAX
+    return 2.0 * xp.astype(one_hot, X.dtype) - 1.0, "ovr", classes, SUPERVISED_LOSSES[loss]
