@@ -29,7 +29,8 @@ How the code is read
   their own too).
 - **A kernel family** is a folder ``kbackends/kernels/<family>/``; its ops are the
   literal names its ``__init__.py`` passes to ``register_kernel`` (a loop variable
-  over a literal tuple is read too; a name that cannot be read is itself reported).
+  over a literal tuple is read too; a name that cannot be read is itself reported,
+  and so is a family that registers nothing).
   An op is **reached** when a public module of ``kbackends`` calls
   ``get_kernel("<op>", ...)`` (the registry's ``get_kernel``, however imported; a
   loop variable over a literal tuple counts) or calls the function ``<op>`` taken
@@ -409,8 +410,10 @@ def unreached_kernel_ops(project):
     for module in project.modules.values():
         if is_public(module.name):
             reached |= _reached_ops(project, module, family_of)
-    return unread + [f"kbackends/kernels/{family}: {op}" for family, ops in sorted(families.items())
-                     for op in sorted(ops - reached)]
+    empty = [f"kbackends/kernels/{family}: registers no op" for family, ops in sorted(families.items())
+             if not ops and not any(u.startswith(f"kbackends/kernels/{family}/") for u in unread)]
+    return unread + empty + [f"kbackends/kernels/{family}: {op}" for family, ops in sorted(families.items())
+                             for op in sorted(ops - reached)]
 
 
 def _private_kbackends(path):
@@ -616,12 +619,14 @@ def test_the_kernel_rule_sees_a_planted_op_that_no_public_module_calls(tmp_path)
     assert not is_public("kbackends.__main__") and not is_public("algorithms.dsg")
 
 
-def test_the_kernel_rule_reports_an_op_name_it_cannot_read(tmp_path):
+def test_the_kernel_rule_reports_an_op_name_it_cannot_read_and_an_empty_family(tmp_path):
     root = plant(tmp_path, {
         "kbackends/kernels/fam/__init__.py": "from ..._registry import register_kernel\n"
                                               "OPS = ['x']\nfor op in OPS:\n    register_kernel(op, 'xp', 'm:x')\n",
+        "kbackends/kernels/idle/__init__.py": '"""A family folder that registers nothing."""\n',
     })
-    assert unreached_kernel_ops(Project(root)) == ["kbackends/kernels/fam/__init__.py:4: an op name not written out"]
+    assert unreached_kernel_ops(Project(root)) == ["kbackends/kernels/fam/__init__.py:4: an op name not written out",
+                                                   "kbackends/kernels/idle: registers no op"]
 
 
 def test_the_private_import_rule_sees_a_planted_import(tmp_path):
