@@ -8,6 +8,8 @@ import numpy as np
 
 from kbackends.ops import CSRRows, as_csr, check_sparse_backend, is_sparse, sparse_module, squared_sums, to_backend
 
+from .shapes import check_shape
+
 __all__ = ["batch_rows", "check_sparse_X", "is_sparse", "sparse_gram_sample", "stack_rows", "take_rows"]
 
 
@@ -23,8 +25,6 @@ def check_sparse_X(X, bk, dtype, *, name="X", min_samples=1):
     ValueError
         For too few rows, no column, NaN / inf, or squared row sums that overflow.
     """
-    from .validation import check_shape
-
     check_sparse_backend(bk, name)
     check_shape(X, name, min_samples)
     if X.dtype.kind == "c" or X.dtype.kind not in "fiub":

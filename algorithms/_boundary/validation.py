@@ -16,6 +16,9 @@ from sklearn.base import RegressorMixin
 from kbackends import float_dtype, is_array, to_numpy
 from kbackends.random import default_float_dtype
 
+from .shapes import check_shape
+from .sparse import check_sparse_X, sparse_gram_sample
+
 
 def float_dtype_for(bk, X, dtype):
     """The float dtype to compute in: ``dtype`` if given; X's if float32/float64;
@@ -31,19 +34,6 @@ def float_dtype_for(bk, X, dtype):
 
 def _is_sparse(X) -> bool:
     return hasattr(X, "tocsr") or type(X).__module__.startswith(("scipy.sparse", "cupyx.scipy.sparse"))
-
-
-def check_shape(X, name, min_samples, hint=""):
-    """ValueError unless ``X`` (dense or sparse) is 2-D with ``min_samples`` rows and a column."""
-    if X.ndim != 2:
-        msg = f"`{name}` must be 2-D (n_samples, n_features), got ndim={X.ndim}{hint}"
-        raise ValueError(msg)
-    if X.shape[0] < min_samples:
-        msg = f"`{name}` has {X.shape[0]} sample(s); at least {min_samples} required"
-        raise ValueError(msg)
-    if X.shape[1] < 1:
-        msg = f"`{name}` has 0 features; at least 1 required"
-        raise ValueError(msg)
 
 
 DENSIFY_DENSITY = 0.5  # a sparse X with at least this fraction of its entries stored is made dense
@@ -72,8 +62,6 @@ def check_X(X, bk, dtype, *, name="X", min_samples=1, accept_sparse=False):
         X = X.toarray()
     if _is_sparse(X):
         if accept_sparse:
-            from .sparse import check_sparse_X
-
             return check_sparse_X(X, bk, dtype, name=name, min_samples=min_samples)
         msg = (f"`{name}` is a sparse matrix; this algorithm does not take sparse input yet "
                "(DSG / UDSG / CDSG and TSGS3VM do), pass X.toarray()")
@@ -234,8 +222,6 @@ def median_gamma(X, bk, seed: int, n_sample: int = 1000) -> float:
     if _is_sparse(X):
         # Not centred (that would densify the sample): scaled only, and the Gram
         # matrix from the sparse rows; the threshold below still drops cancellation noise.
-        from .sparse import sparse_gram_sample
-
         sq, gram, scale = sparse_gram_sample(X, rows)
         if scale == 0.0:
             return 1.0

@@ -1,6 +1,8 @@
 """The stochastic functional-gradient engine shared by DSG, UDSG, CDSG, TSGS3VM and
 TSGSU (the loop in ``loop``, its step rules, early stopping and averaging in
-``steps``, the batches' row indices in ``draws``), and what every loop uses: the
+``steps``, its sources, settings and state in ``state``, the blocks evaluated on rows in
+``blocks``, the batches' row indices in ``draws``, the problem an algorithm builds in
+``problem``), and what every loop uses: the
 progress bar (``progress``) and single-threaded BLAS (``threads``).
 
 An algorithm builds a :class:`Problem` (its list of :class:`Source`, an
@@ -8,18 +10,9 @@ An algorithm builds a :class:`Problem` (its list of :class:`Source`, an
 (:meth:`Problem.solve` runs :func:`run`); see :mod:`algorithms._engine.loop` for the iteration.
 """
 
-from .loop import (
-    SCHEDULES,
-    VARIANTS,
-    EngineResult,
-    EngineSettings,
-    EngineState,
-    Source,
-    evaluate_blocks,
-    group_features,
-    run,
-    sampling_seed,
-)
+from .blocks import evaluate_blocks, group_features
+from .loop import run
+from .state import SCHEDULES, VARIANTS, EngineResult, EngineSettings, EngineState, Source, sampling_seed
 from .problem import Problem
 from .steps import EarlyStopping, _Averager as Averager
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .loop import EngineResult, EngineSettings, check_result, run
+from .loop import check_result, run
+from .state import EngineResult, EngineSettings
 
 
 @dataclass

@@ -69,7 +69,7 @@ def test_make_su_data_prior_labels_and_errors():
 @pytest.mark.parametrize("correction", ["abs", "relu", "none"])
 def test_derivative_hook_is_the_gradient_of_the_batch_risk(loss, correction):
     """g / batch size is d risk / d f on every point: compare with finite differences."""
-    from algorithms._engine.loop import _Batch
+    from algorithms._engine.state import Batch as _Batch
 
     xp = make_backend("cpu").xp
     rng = np.random.default_rng(0)
@@ -98,7 +98,7 @@ def _expected_g(risk, f_s, f_u, da, db):
 
 
 def test_smoothed_correction_takes_the_sign_of_the_running_average():
-    from algorithms._engine.loop import _Batch
+    from algorithms._engine.state import Batch as _Batch
 
     xp = make_backend("cpu").xp
     risk = tsgsu._SURisk(prior=0.7, loss="squared", correction="abs")
@@ -121,7 +121,7 @@ def test_smoothed_correction_takes_the_sign_of_the_running_average():
 def test_correction_margin_ignores_negative_parts_within_the_noise():
     """A part below zero by less than `margin` standard errors keeps its sign (+1);
     below by more, the correction flips it."""
-    from algorithms._engine.loop import _Batch
+    from algorithms._engine.state import Batch as _Batch
 
     xp = make_backend("cpu").xp
     risk = tsgsu._SURisk(prior=0.7, loss="squared", correction="abs")
