@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
+from ._models.calibration import with_probability
+
 #: What each kind of training data is, for the command line.
 DATA_KINDS = {
     "supervised": "every row labelled",
@@ -84,8 +86,6 @@ class Algorithm:
         calibrates as the estimators do: :func:`algorithms._models.calibration.fit_calibrated`)."""
         table = self.load_module().PARAMS
         if "probability" in self.options:
-            from ._models.calibration import with_probability
-
             table = with_probability(table)
         return table
 

@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._models.persistence import atomic_write
+
 MISSING = ("", "?")
 _INT = re.compile(r"^[+-]?\d+$")
 _OPENERS = {b"\x1f\x8b": gzip.open, b"BZh": bz2.open, b"\xfd7zXZ\x00": lzma.open}
@@ -380,8 +382,6 @@ def check_output_path(path, what):
 
 def write_lines(path, lines):
     """Write lines to ``path``: atomically for a regular file, directly for ``-`` or a device."""
-    from algorithms._models.persistence import atomic_write
-
     text = "".join(line + "\n" for line in lines)
     if str(path) == "-":
         sys.stdout.write(text)

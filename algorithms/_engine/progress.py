@@ -19,6 +19,8 @@ from __future__ import annotations
 import sys
 import time
 
+from kbackends import to_host_async
+
 __all__ = ["LOSS_EVERY", "EngineBar", "ProgressBar", "engine_bar", "progress_bar"]
 
 #: Iterations between two batch losses started to the host for the bar (and the lag
@@ -125,8 +127,6 @@ class EngineBar(ProgressBar):
     def step(self, t, n_blocks, batch_loss):
         """Iteration ``t`` done; ``batch_loss()`` gives its loss as a 0-d device array
         (called every ``LOSS_EVERY`` iterations and at the last one only)."""
-        from kbackends import to_host_async
-
         fields = {"blocks": n_blocks}
         if t % LOSS_EVERY == 0 or t == self.total:
             if self.on_the_way is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from .persistence import FORMAT_VERSION, _jsonable, _ModelIO, _register, atomic_write, load  # noqa: F401
 from .prediction import Predictor, kernel_expansion
+from .._engine.blocks import evaluate_blocks
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,8 +95,6 @@ class RFFModel(Predictor, _ModelIO, _ModelFields):
 
     def raw_decision(self, X, bk):
         """``f(X)`` of shape (n, n_outputs) on backend ``bk``; X validated by the caller."""
-        from .._engine import evaluate_blocks
-
         xp = bk.xp
         model = self if self.backend == bk.name else self.to(bk)
         f = evaluate_blocks(

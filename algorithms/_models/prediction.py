@@ -15,6 +15,7 @@ from kbackends.ops import resolve_hint
 from .._boundary.finite import check_finite_decision
 from .dask_arrays import is_dask_array, map_rows
 from .._boundary.validation import check_n_features, check_X
+from .calibration import calibrated_proba
 
 
 class Predictor:
@@ -110,8 +111,6 @@ class Predictor:
         check_finite_decision(f, xp)
         calibration = self.params.get("calibration")
         if calibration is not None:
-            from .calibration import calibrated_proba
-
             return calibrated_proba(f, calibration, xp)
         if self.task == "softmax":
             e = xp.exp(f - xp.max(f, axis=1, keepdims=True))

@@ -11,8 +11,11 @@ import math
 
 import numpy as np
 
-from .._boundary.sparse import is_sparse, take_rows
+from kbackends import to_numpy
 from kbackends.ops import sparse_module
+
+from .._boundary.sparse import is_sparse, take_rows
+from ._svm_nu import nu_of_svm
 
 # n_iter="auto": one pass for small data, then AUTO_ITER_PER_ROOT * sqrt(n), at least AUTO_ITER_MIN.
 AUTO_ITER_MIN = 1000
@@ -58,8 +61,6 @@ def _svm_nu(X, y, weights, gamma, kernel):
     relation of :func:`algorithms.sbp.nu_from_svm`; scipy.sparse rows welcome)."""
     from sklearn.svm import SVC
 
-    from ._svm_nu import nu_of_svm
-
     svm = SVC(C=1.0, kernel=kernel, gamma=gamma if kernel == "rbf" else "scale").fit(X, y, sample_weight=weights)
     return nu_of_svm(svm, X, y, weights)
 
@@ -73,8 +74,6 @@ def _host_rows(X, rows):
     if isinstance(X, np.ndarray):
         return X[rows]
     from array_api_compat import array_namespace
-
-    from kbackends import to_numpy
 
     xp = array_namespace(X)
     return to_numpy(xp.take(X, xp.asarray(rows, device=X.device), axis=0))

@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from kbackends import is_array, resolve
+from kbackends import is_array, resolve, to_numpy
 from kbackends.ops import resolve_hint
 
 from .. import _engine, distributed
@@ -277,8 +277,6 @@ def orient(model, X_ref, y_ref, *, backend="auto"):
     >>> model.classes.tolist(), float((tsgsu.predict(model, X) == y).mean()) > 0.9
     (['ham', 'spam'], True)
     """
-    from kbackends import to_numpy
-
     y_ref = np.asarray(to_numpy(y_ref) if is_array(y_ref) else y_ref)
     labels = np.unique(y_ref)
     if y_ref.ndim != 1 or labels.size != 2:

@@ -8,7 +8,7 @@ from kbackends import array_namespace, is_array, to_numpy
 
 from .._models.dask_arrays import is_dask_array
 from .._boundary.sparse import is_sparse, take_rows
-from .._boundary.validation import check_X, is_numpy_like
+from .._boundary.validation import as_compute_dtype, check_X, is_numpy_like
 
 # --- input handling -----------------------------------------------------------------------
 
@@ -108,8 +108,6 @@ def check_su_inputs(X_similar, X_unlabeled, bk, dtype, *, engine=False):
     """
     X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar", accept_sparse=True)
     if engine:
-        from .._boundary.validation import as_compute_dtype
-
         X_s = as_compute_dtype(X_s, bk, dtype)
     X_u = check_X(X_unlabeled, bk, X_s.dtype, name="X_unlabeled", accept_sparse=True)
     if X_u.shape[1] != X_s.shape[1]:
