@@ -380,6 +380,20 @@ def check_output_path(path, what):
         raise PermissionError(f"{what} {str(path)!r}: directory {str(parent)!r} is not writable") from None
 
 
+def same_file(a, b):
+    """Whether the paths ``a`` and ``b`` name one file: the same path once links and
+    ``..`` are resolved, or, both existing, the same inode (a hard link). ``-`` is no file."""
+    if "-" in (str(a), str(b)):
+        return False
+    a, b = Path(a), Path(b)
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def write_lines(path, lines):
     """Write lines to ``path``: atomically for a regular file, directly for ``-`` or a device."""
     text = "".join(line + "\n" for line in lines)

@@ -184,8 +184,18 @@ def _training_data(row, data, args):
     return (_dense(data.rows(similar)), _dense(data.rows(unlabeled))), None, classes
 
 
+def _refuse_overwriting(output, what, inputs):
+    """A usage error, before anything runs, when ``output`` is one of the ``(name, path)``
+    inputs (the same path, a symbolic or a hard link): writing it would destroy the input."""
+    for name, path in inputs:
+        if path is not None and _datafile.same_file(output, path):
+            raise UsageError(f"the {what} {str(output)!r} is the {name} {str(path)!r}: writing it would destroy "
+                             f"the {name}; give another path")
+
+
 def cmd_train(args):
     row, kwargs = _fit_kwargs(args)
+    _refuse_overwriting(args.model, "model file", [("training data file", args.data)])
     _datafile.check_output_path(args.model, "model file")
     data = _datafile.read(args.data, args.format, label_column=args.label_column, header=args.header,
                           n_features=args.n_features)
@@ -250,6 +260,7 @@ def cmd_predict(args):
     from algorithms import load
     from algorithms._catalog import for_model
 
+    _refuse_overwriting(args.output, "output file", [("model file", args.model), ("data file", args.data)])
     _datafile.check_output_path(args.output, "output file")
     model = load(args.model, backend="cpu" if args.backend == "auto" else args.backend)
     row = for_model(model.algorithm)

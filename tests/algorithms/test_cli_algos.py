@@ -374,3 +374,33 @@ def test_auto_values_on_the_command_line(files, tmp_path, algo, options):
     with pytest.raises(SystemExit) as stop:
         main(["train", str(data), str(model), "--algo", algo, "--quiet", "--batch-size", "auto"])
     assert stop.value.code == 2
+
+
+@pytest.mark.parametrize("how", ["same path", "dot path", "symbolic link", "hard link"])
+@pytest.mark.parametrize("case", ["train: model is the data", "predict: output is the model",
+                                  "predict: output is the data"])
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, tmp_path, capsys, case, how):
+    """Writing the model or the predictions over an input destroys the user's file: refused
+    before anything runs, in one line, exit 2, the input byte for byte as it was."""
+    data = tmp_path / "train.svm"
+    data.write_bytes((files["dir"] / "train.svm").read_bytes())
+    model = tmp_path / "m.npz"
+    assert main(["train", str(data), str(model), "--algo", "dsg", "--quiet", *FAST["dsg"]]) == 0
+    capsys.readouterr()
+    victim = data if case.endswith("the data") else model
+    before = victim.read_bytes()
+    if how == "same path":
+        out = victim
+    elif how == "dot path":
+        out = tmp_path / "." / victim.name
+    elif how == "symbolic link":
+        out = tmp_path / "link"
+        out.symlink_to(victim)
+    else:
+        out = tmp_path / "hard"
+        os.link(victim, out)
+    argv = (["train", str(data), str(out), "--algo", "dsg", "--quiet"] if case.startswith("train")
+            else ["predict", str(model), str(data), str(out)])
+    code, line = _fails(argv, capsys)
+    assert code == 2 and "would destroy" in line and line.count("\n") == 0
+    assert victim.read_bytes() == before
