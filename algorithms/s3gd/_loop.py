@@ -49,19 +49,22 @@ class Loop:
     setup_time: float = 0.0
 
     @classmethod
-    def schedule(cls, X, bk, sw_host, graph, run, rng, *, max_epochs, checkpoint, n_problems, verbose, **settings):
+    def schedule(cls, X, bk, sw_host, graph, run, rng, *, method, loss, beta, step, l1, l2, tol, inner_iter,
+                 batch_size, max_epochs, checkpoint, n_problems, clock, callback, max_time, verbose):
         """The loop of a fit: its outer loops (``max_epochs`` of steps, rounded up to whole
-        outer loops) cut into segments of ``checkpoint`` epochs, and the progress bar over
-        all problems' outer loops; ``settings`` the other fields as named."""
-        n, batch_size, inner_iter = X.shape[0], settings["batch_size"], settings["inner_iter"]
+        outer loops) cut into segments of ``checkpoint`` epochs, the batch sampler on the
+        host's row weights and the progress bar over all problems' outer loops."""
+        n = X.shape[0]
         n_steps_total = max(1, math.ceil(max_epochs * n / batch_size))
         n_outer_total = max(1, math.ceil(n_steps_total / inner_iter))
         outer_per_segment = max(1, math.ceil(checkpoint * n / batch_size / inner_iter))
         sampler = setup.Sampler(rng, sw_host)
         sw = bk.xp.asarray(bk.asarray(sw_host), dtype=X.dtype)
-        bar = progress_bar(verbose, n_outer_total * n_problems, settings["method"], unit="outer it")
-        return cls(bk=bk, xp=bk.xp, X=X, sw=sw, graph=graph, run=run, sampler=sampler, n_outer_total=n_outer_total,
-                   outer_per_segment=outer_per_segment, bar=bar, **settings)
+        bar = progress_bar(verbose, n_outer_total * n_problems, method, unit="outer it")
+        return cls(bk=bk, xp=bk.xp, X=X, sw=sw, graph=graph, run=run, sampler=sampler, method=method, loss=loss,
+                   beta=beta, step=step, l1=l1, l2=l2, tol=tol, inner_iter=inner_iter, batch_size=batch_size,
+                   n_outer_total=n_outer_total, outer_per_segment=outer_per_segment, clock=clock, bar=bar,
+                   callback=callback, max_time=max_time)
 
     def solve(self, problem, cls):
         """Problem ``problem`` (rows of ``cls`` 1 against 0): its anchor products, then

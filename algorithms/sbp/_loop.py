@@ -355,11 +355,11 @@ def _project(p, st):
 
 
 def _average(p, st):
-    """The averaged responses take ``s C``; the responses are renormalised (all
-    classes) when a scale factor gets small (the host replays it on a, B)."""
+    """The averaged responses take ``s C``; when a scale factor gets small the
+    responses of all classes are renormalised (``C *= s``, ``s = 1``; the host
+    replays it on a, B)."""
     xp, X, s = p.xp, p.X, st.s
     st.C_bar = st.C_bar + s[:, None] * xp.astype(st.C, xp.float64)
-    # Renormalise (all classes) when a scale factor gets small; the host replays it on a, B.
     renormalise = xp.any(s < _RENORMALISE_BELOW)
     if not p.on_host or bool(renormalise):
         st.C = xp.where(renormalise, st.C * xp.astype(s, X.dtype)[:, None], st.C)
