@@ -195,12 +195,12 @@ def phases(name, fmt="csr", repeat=15, s3gd_kwargs=None, data_dir=None, progress
         return wrapper
 
     get_kernel = s3gd._fit.get_kernel
-    patches = [(_estimator, "sklearn_validate", "input checks"), (s3gd, "check_X", "input checks"),
-               (s3gd, "encode_classes", "input checks"), (setup, "row_statistics", "step / tol setup"),
+    patches = [(_estimator, "sklearn_validate", "input checks"), (s3gd._fit, "check_X", "input checks"),
+               (s3gd._fit, "encode_classes", "input checks"), (setup, "row_statistics", "step / tol setup"),
                (ops, "kmeans", "k-means"), (ops, "snap_to_samples", "snap to samples"),
                (ops, "anchor_graph", "anchor graph (k-NN)"), (ops, "anchor_accumulate", "G products (Eq. 22)"),
-               (setup.Sampler, "draw", "batch draws"), (s3gd._EarlyStop, "value", "early-stop objective")]
-    saved = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in patches] + [(s3gd, "get_kernel", get_kernel)]
+               (setup.Sampler, "draw", "batch draws"), (s3gd._loop._EarlyStop, "value", "early-stop objective")]
+    saved = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in patches] + [(s3gd._fit, "get_kernel", get_kernel)]
     X, y, _, _ = load(name, data_dir)
     X = scipy.sparse.csr_matrix(X) if fmt == "csr" else X
     S3GDClassifier(**(s3gd_kwargs or {})).fit(X[:300], y[:300])  # compile / load outside the clock

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from kbackends import get_kernel, ops, resolve, sync_free, to_numpy
+from kbackends import get_kernel, resolve, to_numpy
 from kbackends.ops import resolve_hint
-from kbackends.losses import PSI_CODES, dpsi, psi
+from kbackends.losses import PSI_CODES, psi
 
 from . import _setup as setup
+from . import _loop
 from .._models.estimator import FunctionalClassifier, WeightedFit
 from .._boundary.finite import check_finite_fit
 from .._models.model import LinearModel
 from .._boundary.params import Param, ParamTable, common_tail, either, instance, integer, none, options, real
-from .._engine.progress import progress_bar
 from .._boundary.sparse import is_sparse
 from .._boundary.validation import check_n_features, check_X, check_y_length, encode_classes, seed_from
 
@@ -185,17 +183,15 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
 
     l1 = lam if penalty == "l1" else (lam * l1_ratio if penalty == "elasticnet" else 0.0)
     l2 = lam if penalty == "l2" else (lam * (1.0 - l1_ratio) if penalty == "elasticnet" else 0.0)
-    n, d = X.shape
+    n = X.shape[0]
     clock = setup.Clock()
     clock.start()
     y_host = to_numpy(y_index)
     sw_host = setup.row_weights(class_weights, classes, y_host, setup.check_sample_weight(sample_weight, n))
-    max_sq, mean_sq, rms = setup.row_statistics(X, xp, sw_host)
-    sparse, auto_step = is_sparse(X), isinstance(step, str)
-    step, tol, inner_iter = setup.choose_defaults(
-        step, tol, inner_iter, method=method, max_sq=max_sq, mean_sq=mean_sq,
-        nnz_row=X.nnz / n if sparse else d, n_features=d, n_anchors=min(n_anchors, n), batch_size=batch_size,
-        loss=loss, beta=beta, l2=l2, lazy=sparse and l1 == 0.0)
+    auto_step = isinstance(step, str)
+    step, tol, inner_iter, rms = _defaults_from_data(X, xp, sw_host, step, tol, inner_iter, method=method,
+                                                     n_anchors=n_anchors, batch_size=batch_size, loss=loss,
+                                                     beta=beta, l1=l1, l2=l2)
     if auto_step:  # say so when the automatic step cannot suit every column
         setup.warn_scale(rms)
     problems = [1] if classes.size == 2 else list(range(classes.size))
@@ -203,84 +199,45 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     graph = (setup.anchor_graph(X, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng, sw_host)
              if method == "s3gd" else None)
     run = get_kernel("prox_sgd_run", bk)
-    coefs, epochs_done = [], []
-    n_steps_total = max(1, math.ceil(max_epochs * n / batch_size))
-    n_outer_total = max(1, math.ceil(n_steps_total / inner_iter))
-    outer_per_segment = max(1, math.ceil(checkpoint * n / batch_size / inner_iter))
-    sampler = setup.Sampler(rng, sw_host)
-    sw = xp.asarray(bk.asarray(sw_host), dtype=X.dtype)
-    setup_time = 0.0
-    bar = progress_bar(verbose, n_outer_total * len(problems), method, unit="outer it")
-    for problem, positive in enumerate(problems):
-        cls = bk.asarray((y_host == positive).astype(np.int64))
-        if graph is not None:
-            Z, idx, gw = graph
-            # Eq. (22) split by class: row i of class c with weights s_i gamma_ij / n accumulated
-            # onto anchor j + c m, so G[c] = (1 / n) sum_{i in c} s_i M_i^T [x_i, 1].
-            m = Z.shape[0]
-            shifted = idx + cls[:, None] * m
-            scaled = gw * (sw / n)[:, None]
-            G = ops.anchor_accumulate(shifted, scaled, X, 2 * m, backend=bk, check_finite=False)
-            G_const = ops.anchor_accumulate(shifted, scaled, xp.ones_like(sw), 2 * m, backend=bk, check_finite=False)
-            G = xp.reshape(xp.concat((G, G_const[:, None]), axis=1), (2, m, d + 1))
-        else:
-            Z = xp.zeros((0, d), dtype=X.dtype)
-            G = xp.zeros((2, 0, d + 1), dtype=X.dtype)
-            idx = xp.zeros((0, 1), dtype=xp.int64)
-            gw = xp.zeros((0, 1), dtype=X.dtype)
-        w = xp.zeros((d + 1,), dtype=X.dtype)
-        if problem == 0:
-            bk.synchronize()
-            setup_time = clock.read()
-        stopper = _EarlyStop(tol, X, cls, sw, loss, beta, l1, l2, xp)
-        outer_done = 0
-        while outer_done < n_outer_total:
-            n_outer = min(outer_per_segment, n_outer_total - outer_done)
-            batches = bk.asarray(sampler.draw(n_outer * inner_iter, batch_size))
-            record_step = (n_outer - 1) * inner_iter + inner_iter // 2
-            # The outer and inner steps of a segment make no device -> host transfer; the
-            # checkpoint after it synchronises (the clock; the callback's diagnostics).
-            with sync_free():
-                w, g_rec, w_rec = run(
-                    X, cls, w, batches, sw, Z, G, idx, gw, xp=xp, method=method, loss=loss, beta=beta,
-                    eta=step, l1=l1, l2=l2, k_in=inner_iter, n_outer=n_outer, record_step=record_step,
-                )
-            outer_done += n_outer
-            epoch = outer_done * inner_iter * batch_size / n
-            stop = stopper.converged(w, epoch)
-            bk.synchronize()
-            if bar is not None:
-                bar.update(problem * n_outer_total + outer_done, epoch=round(epoch, 2))
-            clock.stop()
-            if callback is not None and problem == 0:
-                exact = _smooth_gradient(X, cls, sw, w_rec, loss, beta, xp)
-                info = {
-                    "epoch": epoch,
-                    "time": clock.elapsed,
-                    "coef": w,
-                    "grad_corr": setup.pearson(to_numpy(g_rec), to_numpy(exact)),
-                    "outer_iterations": outer_done,
-                    "setup_time": setup_time,
-                }
-                stop = bool(callback(info)) or stop
-            if max_time is not None and clock.elapsed >= max_time:
-                stop = True
-            clock.start()
-            if stop:
-                break
-        coefs.append(stopper.best(w))
-        epochs_done.append(outer_done * inner_iter * batch_size / n)
-    if bar is not None:
-        bar.close()
+    loop = _loop.Loop.schedule(
+        X, bk, sw_host, graph, run, rng, max_epochs=max_epochs, checkpoint=checkpoint, n_problems=len(problems),
+        verbose=verbose, method=method, loss=loss, beta=beta, step=step, l1=l1, l2=l2, tol=tol,
+        inner_iter=inner_iter, batch_size=batch_size, clock=clock, callback=callback, max_time=max_time)
+    solved = [loop.solve(problem, bk.asarray((y_host == positive).astype(np.int64)))
+              for problem, positive in enumerate(problems)]
+    loop.close()
     clock.stop()
-    W = xp.stack(coefs, axis=0)
-    check_finite_fit({"coefficients": W}, X, xp, algorithm=f"S3GD ({method})", hint="lower `step`")
+    coefs, epochs_done = [coef for coef, _ in solved], [epochs for _, epochs in solved]
     params = {
         "loss": loss, "penalty": penalty, "lam": lam, "l1_ratio": l1_ratio, "n_anchors": n_anchors,
         "k_nearest": k_nearest, "step": step, "inner_iter": inner_iter, "batch_size": batch_size,
         "max_epochs": max_epochs, "tol": tol, "class_weight": setup.jsonable_weights(class_weight), "beta": beta,
-        "fit_time": clock.elapsed, "setup_time": setup_time, "epochs": epochs_done,
+        "fit_time": clock.elapsed, "setup_time": loop.setup_time, "epochs": epochs_done,
     }
+    return _linear_model(coefs, params, X, bk, classes, method)
+
+
+def _defaults_from_data(X, xp, sw_host, step, tol, inner_iter, *, method, n_anchors, batch_size, loss, beta, l1, l2):
+    """The step, tol and inner iterations the fit runs with, their "auto" / None
+    resolved from the rows' squared norms (:func:`algorithms.s3gd._setup.choose_defaults`),
+    and X's largest column RMS (for :func:`algorithms.s3gd._setup.warn_scale`)."""
+    n, d = X.shape
+    max_sq, mean_sq, rms = setup.row_statistics(X, xp, sw_host)
+    sparse = is_sparse(X)
+    step, tol, inner_iter = setup.choose_defaults(
+        step, tol, inner_iter, method=method, max_sq=max_sq, mean_sq=mean_sq,
+        nnz_row=X.nnz / n if sparse else d, n_features=d, n_anchors=min(n_anchors, n), batch_size=batch_size,
+        loss=loss, beta=beta, l2=l2, lazy=sparse and l1 == 0.0)
+    return step, tol, inner_iter, rms
+
+
+def _linear_model(coefs, params, X, bk, classes, method):
+    """The fitted ``LinearModel`` from each problem's weights (the intercept last),
+    refused when they are not finite."""
+    xp = bk.xp
+    d = X.shape[1]
+    W = xp.stack(coefs, axis=0)
+    check_finite_fit({"coefficients": W}, X, xp, algorithm=f"S3GD ({method})", hint="lower `step`")
     return LinearModel(
         algorithm=method,
         coef=W[:, :d],
@@ -292,60 +249,6 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
         dtype="float32" if X.dtype == xp.float32 else "float64",
     )
 
-
-class _EarlyStop:
-    """The training objective F(w) = (1/n) sum_i s_i psi_i + R(w) once per whole epoch:
-    ``converged`` is True when an epoch lowered it by less than ``tol`` (relative to the
-    best so far); ``best`` is the iterate of the lowest F seen (the last one without
-    ``tol``). Without an l1 term the mean of the epoch's checkpoint iterates is a
-    candidate too (it averages out much of a constant step's noise; l1 would lose its
-    zeros). Two passes over X (O(nnz)) and one host sync per epoch."""
-
-    def __init__(self, tol, X, cls, sw, loss, beta, l1, l2, xp):
-        self.tol, self.X, self.sw, self.code, self.beta, self.l1, self.l2, self.xp = (
-            tol, X, sw, PSI_CODES[loss], beta, l1, l2, xp)
-        self.signs = xp.astype(cls, X.dtype) * 2.0 - 1.0
-        self.f_best, self.w_best, self.next_epoch = math.inf, None, 1
-        self.total, self.count = None, 0
-
-    def value(self, w):
-        xp = self.xp
-        u = self.X @ w[:-1] + w[-1]
-        data = xp.mean(self.sw * psi(u, self.signs, self.code, self.beta, xp))
-        return float(data + self.l2 * xp.sum(w * w) + self.l1 * xp.sum(xp.abs(w)))
-
-    def converged(self, w, epoch):
-        if self.tol is None:
-            return False
-        if self.l1 == 0.0:
-            self.total = w if self.total is None else self.total + w
-            self.count += 1
-        if epoch + 1e-9 < self.next_epoch:
-            return False
-        self.next_epoch = math.floor(epoch + 1e-9) + 1
-        f, w_f = self.value(w), w
-        if self.count > 1:
-            mean = self.total / self.count
-            f_mean = self.value(mean)
-            if f_mean < f or not math.isfinite(f):
-                f, w_f = f_mean, mean
-        self.total, self.count = None, 0
-        if not math.isfinite(f):
-            return True
-        improved = self.f_best - f
-        if f < self.f_best:
-            self.f_best, self.w_best = f, self.xp.asarray(w_f, copy=True)
-        return improved < self.tol * abs(self.f_best)
-
-    def best(self, w):
-        return w if self.w_best is None else self.w_best
-
-
-def _smooth_gradient(X, cls, sw, w, loss, beta, xp):
-    """Exact gradient of the smooth part (1/n) sum_i s_i psi_i at w (w[-1]: the intercept)."""
-    signs = xp.astype(cls, X.dtype) * 2.0 - 1.0
-    a = sw * dpsi(X @ w[:-1] + w[-1], signs, PSI_CODES[loss], beta, xp) / X.shape[0]
-    return xp.concat((X.T @ a if is_sparse(X) else a @ X, xp.sum(a)[None]))
 
 def decision_function(model, X, *, backend="auto"):
     """Decision values ``X @ coef.T + intercept``: shape (n_samples,) for two classes,

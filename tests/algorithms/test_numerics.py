@@ -80,14 +80,14 @@ def test_fit_with_non_finite_features_raises(monkeypatch):
 
 def test_sbp_fit_refuses_non_finite_model(circles, monkeypatch):
     X, y = circles
-    run = sbp._fit._run
+    run = sbp._fit.run
 
     def nan_run(*args, **kwargs):
         result = run(*args, **kwargs)
         result["alpha_bar"] = result["alpha_bar"] * np.nan
         return result
 
-    monkeypatch.setattr(sbp._fit, "_run", nan_run)
+    monkeypatch.setattr(sbp._fit, "run", nan_run)
     with pytest.raises(ValueError, match=r"SBP ended with non-finite coefficients.*lower `gamma`"):
         sbp.fit(X, y, nu=0.05, gamma=1.0, n_iter=20, random_state=0)
 

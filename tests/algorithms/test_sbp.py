@@ -23,7 +23,7 @@ def _naive_level(c, y, v, bias):
 
 def _naive_sbp(X, y, nu, gamma, bias, T, batch_size, seed):
     """Algorithm 1 written out: explicit alpha and c, rescaled every step, averaged
-    by summing every iterate; same random draws as ``sbp._fit._run``."""
+    by summing every iterate; same random draws as ``sbp._loop.run``."""
     n = len(y)
     K = np.exp(-gamma * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
     rng = np.random.default_rng(seed)
@@ -60,7 +60,7 @@ def test_matches_algorithm_1_written_out(bias, batch_size):
     args = {"nu": 0.05, "gamma": 0.5, "bias": bias, "n_iter": 60, "batch_size": batch_size}
     seed = 7
     alpha_bar, level, b = _naive_sbp(X, y, args["nu"], args["gamma"], bias, args["n_iter"], batch_size, seed)
-    result = sbp._fit._run(X, y[None, :], algorithms.sbp._fit.resolve("cpu"), kernel="rbf", seed=seed, callback=None, **args)
+    result = sbp._loop.run(X, y[None, :], algorithms.sbp._fit.resolve("cpu"), kernel="rbf", seed=seed, callback=None, **args)
     np.testing.assert_allclose(result["alpha_bar"][0], alpha_bar, rtol=1e-9, atol=1e-12)
     assert result["levels"][0] == pytest.approx(level, rel=1e-9)
     assert result["biases"][0] == pytest.approx(b, rel=1e-9, abs=1e-12)
@@ -78,9 +78,9 @@ def test_renormalising_the_scale_keeps_the_average(monkeypatch):
     X = rng.standard_normal((30, 2))
     y = np.where(X[:, 1] > 0, 1.0, -1.0)
     args = {"nu": 0.1, "gamma": 1.0, "bias": True, "n_iter": 50, "batch_size": 1}
-    plain = sbp._fit._run(X, y[None, :], sbp._fit.resolve("cpu"), kernel="rbf", seed=3, callback=None, **args)
-    monkeypatch.setattr(sbp, "_RENORMALISE_BELOW", 0.99)  # renormalise at nearly every projection
-    renorm = sbp._fit._run(X, y[None, :], sbp._fit.resolve("cpu"), kernel="rbf", seed=3, callback=None, **args)
+    plain = sbp._loop.run(X, y[None, :], sbp._fit.resolve("cpu"), kernel="rbf", seed=3, callback=None, **args)
+    monkeypatch.setattr(sbp._loop, "_RENORMALISE_BELOW", 0.99)  # renormalise at nearly every projection
+    renorm = sbp._loop.run(X, y[None, :], sbp._fit.resolve("cpu"), kernel="rbf", seed=3, callback=None, **args)
     np.testing.assert_allclose(renorm["alpha_bar"], plain["alpha_bar"], rtol=1e-9, atol=1e-13)
     assert renorm["levels"][0] == pytest.approx(plain["levels"][0], rel=1e-9)
 

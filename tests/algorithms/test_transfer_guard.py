@@ -232,7 +232,7 @@ def test_sbp_draws_cross_to_the_device_a_block_at_a_time(strict, monkeypatch):
 
     X, y = _blobs()
     whole = sbp.fit(X, y, nu=0.05, n_iter=40, random_state=0, backend=strict)
-    monkeypatch.setattr(sbp._fit, "_DRAW_BLOCK", 8)
+    monkeypatch.setattr(sbp._loop, "_DRAW_BLOCK", 8)
     with transfer_guard() as log:
         blocked = sbp.fit(X, y, nu=0.05, n_iter=40, random_state=0, backend=strict)
     assert log.uploads == 5 and log.blocked == []
