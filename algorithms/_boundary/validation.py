@@ -189,6 +189,36 @@ def encode_classes(y, bk, n_rows=None):
     return classes, bk.asarray(index.astype(np.int64))
 
 
+def encode_known_classes(y, classes, bk, n_rows=None):
+    """``y`` as indices into a fitted model's sorted ``classes``, on ``bk``; a label the
+    model does not know is refused by name (scoring a model on labels it never saw has
+    no meaning, and re-encoding ``y`` on its own would shift the classes)."""
+    y_host = check_labels(y, n_rows)
+    classes = np.asarray(classes)
+    index = np.minimum(np.searchsorted(classes, y_host), classes.size - 1)
+    unknown = np.unique(y_host[classes[index] != y_host])
+    if unknown.size:
+        msg = (f"`y` holds labels the model does not know: {unknown[:5].tolist()}"
+               f"{' ...' if unknown.size > 5 else ''} (its classes: {classes.tolist()})")
+        raise ValueError(msg)
+    return bk.asarray(index.astype(np.int64))
+
+
+def check_class_weights(index, weights, classes, what="`sample_weight`"):
+    """Refuse sample weights whose sum over the rows of some class is zero: the fit would
+    train a model that never saw that class (scikit-learn refuses it too). ``index``: the
+    rows' class indices (host or device), ``weights``: host weights or None."""
+    if weights is None:
+        return
+    totals = np.bincount(np.asarray(to_numpy(index)), weights=weights, minlength=len(classes))
+    empty = [classes[i] for i in np.flatnonzero(totals <= 0)]
+    if empty:
+        msg = (f"every row of class{'es' if len(empty) > 1 else ''} "
+               f"{[c.item() if hasattr(c, 'item') else c for c in empty]} has weight zero ({what}): the model "
+               "would never see it; give each class a positive weight")
+        raise ValueError(msg)
+
+
 def seed_from(random_state) -> int:
     """A 63-bit integer seed from None, an int, or a NumPy Generator/RandomState."""
     if random_state is None:

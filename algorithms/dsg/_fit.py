@@ -19,8 +19,9 @@ from .._boundary.params import (
 from .._boundary.fit_plan import auto_settings, check_sample_weight, validation_rows
 from .._boundary.sparse import take_rows
 from . import _distributed
-from ._targets import targets
+from ._targets import class_index, targets
 from .._boundary.validation import (
+    check_class_weights,
     as_compute_dtype,
     check_gamma,
     check_X,
@@ -192,6 +193,8 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_ite
     weights = check_sample_weight(sample_weight, X.shape[0])
     seed = seed_from(random_state)
     y_matrix, task, classes, source_loss = targets(y, X, bk, loss)
+    if weights is not None and task != "regression":
+        check_class_weights(class_index(y_matrix), weights, classes)
     if weights is not None and not np.all(weights > 0):  # weight 0: the row removed
         kept = np.flatnonzero(weights > 0)
         X, y_matrix, weights = take_rows(X, bk.asarray(kept), bk.xp), bk.xp.take(y_matrix, bk.asarray(kept), axis=0), \
@@ -266,7 +269,7 @@ def objective(model, X, y, *, backend="auto"):
     X = check_X(X, bk, model.dtype, accept_sparse=True)
     xp = bk.xp
     loss = model.params["loss"]
-    y_matrix, _, _, src_loss = targets(y, X, bk, loss)
+    y_matrix, _, _, src_loss = targets(y, X, bk, loss, classes=model.classes)
     f = model.raw_decision(X, bk)
     data = float(xp.mean(xp.sum(src_loss.value(f, y_matrix, xp), axis=1)))
     coef = bk.asarray(model.coef)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbackends import is_array
+from kbackends import array_namespace, is_array, to_numpy
 from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 
-from .._boundary.validation import check_y_length, encode_classes
+from .._boundary.validation import check_y_length, encode_classes, encode_known_classes
 
 
-def targets(y, X, bk, loss):
-    """Loss targets as an (n, n_outputs) matrix, the task, the classes and the loss."""
+def targets(y, X, bk, loss, classes=None):
+    """Loss targets as an (n, n_outputs) matrix, the task, the classes and the loss;
+    ``classes`` (a fitted model's): encode ``y`` against them, refusing labels they lack."""
     xp = bk.xp
     if y is None:
         msg = "`y` is required, got None"
@@ -29,7 +30,10 @@ def targets(y, X, bk, loss):
             msg = "`y` contains NaN or infinite values"
             raise ValueError(msg)
         return xp.reshape(y, (-1, 1)), "regression", None, SUPERVISED_LOSSES["squared"]
-    classes, index = encode_classes(y, bk, X.shape[0])
+    if classes is None:
+        classes, index = encode_classes(y, bk, X.shape[0])
+    else:
+        index = encode_known_classes(y, classes, bk, X.shape[0])
     n_classes = classes.size
     if n_classes == 2:
         y_pm = 2.0 * xp.astype(index == 1, X.dtype) - 1.0
@@ -38,3 +42,11 @@ def targets(y, X, bk, loss):
     if loss == "logistic":
         return xp.astype(one_hot, X.dtype), "softmax", classes, SOFTMAX
     return 2.0 * xp.astype(one_hot, X.dtype) - 1.0, "ovr", classes, SUPERVISED_LOSSES[loss]
+
+
+def class_index(y_matrix):
+    """The rows' class indices (host) from the target matrix of :func:`targets`: +-1 in one
+    column (binary), one column per class otherwise."""
+    if y_matrix.shape[1] == 1:
+        return (np.asarray(to_numpy(y_matrix[:, 0])) > 0).astype(np.int64)
+    return np.asarray(to_numpy(array_namespace(y_matrix).argmax(y_matrix, axis=1)))

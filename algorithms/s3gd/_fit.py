@@ -15,7 +15,10 @@ from .._boundary.finite import check_finite_fit
 from .._models.model import LinearModel
 from .._boundary.params import Param, ParamTable, common_tail, either, instance, integer, none, options, real
 from .._boundary.sparse import is_sparse
-from .._boundary.validation import check_n_features, check_X, check_y_length, encode_classes, seed_from
+from .._boundary.validation import (
+    check_class_weights, check_n_features, check_X, check_y_length, encode_classes, encode_known_classes,
+    seed_from,
+)
 
 LOSSES = tuple(PSI_CODES)
 PENALTIES = ("l2", "l1", "elasticnet")
@@ -188,6 +191,7 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     clock.start()
     y_host = to_numpy(y_index)
     sw_host = setup.row_weights(class_weights, classes, y_host, setup.check_sample_weight(sample_weight, n))
+    check_class_weights(y_host, sw_host, classes, what="the row weights (`sample_weight` times `class_weight`)")
     auto_step = isinstance(step, str)
     step, tol, inner_iter, rms = _defaults_from_data(X, xp, sw_host, step, tol, inner_iter, method=method,
                                                      n_anchors=n_anchors, batch_size=batch_size, loss=loss,
@@ -291,10 +295,7 @@ def objective(model, X, y, sample_weight=None, *, backend="auto"):
     cw_spec = p["class_weight"]
     if isinstance(cw_spec, dict):  # saved with string keys (JSON): back to the labels
         cw_spec = {label: cw_spec[str(label)] for label in classes.tolist() if str(label) in cw_spec}
-    y_index = np.searchsorted(classes, y_host)
-    if not np.all(classes[np.minimum(y_index, classes.size - 1)] == y_host):
-        msg = f"`y` holds labels the model was not fitted with (classes {classes.tolist()})"
-        raise ValueError(msg)
+    y_index = to_numpy(encode_known_classes(y_host, classes, resolve("cpu")))
     sw_host = setup.row_weights(cw_spec, classes, y_index, setup.check_sample_weight(sample_weight, X.shape[0]))
     weights = xp.astype(bk.asarray(sw_host), X.dtype)
     positives = [1] if classes.size == 2 else list(range(classes.size))

@@ -1,0 +1,65 @@
+"""Weights that remove a whole class, and labels a fitted model never saw: refused by
+name, never a model or a number that means something else."""
+
+import numpy as np
+import pytest
+
+from algorithms import DSGClassifier, S3GDClassifier, dsg, s3gd
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = np.array(["a", "b", "c"])[(X[:, 0] > 0).astype(int) + (X[:, 1] > 1).astype(int)]
+    return X, y
+
+
+@pytest.mark.parametrize("fit", [
+    lambda X, y, w: dsg.fit(X, y, w, n_iter=5, random_state=0),
+    lambda X, y, w: s3gd.fit(X, y, w, random_state=0),
+    lambda X, y, w: DSGClassifier(n_iter=5, random_state=0).fit(X, y, sample_weight=w),
+    lambda X, y, w: S3GDClassifier(random_state=0).fit(X, y, sample_weight=w),
+], ids=["dsg", "s3gd", "DSGClassifier", "S3GDClassifier"])
+@pytest.mark.parametrize("gone", [["a"], ["a", "c"]])
+def test_a_class_whose_weights_sum_to_zero_is_refused_by_name(data, fit, gone):
+    X, y = data
+    w = np.where(np.isin(y, gone), 0.0, 1.0)
+    with pytest.raises(ValueError, match="weight zero") as info:
+        fit(X, y, w)
+    for label in gone:
+        assert repr(label) in str(info.value)
+
+
+def test_a_zero_weight_on_some_rows_of_every_class_still_trains(data):
+    X, y = data
+    w = np.ones(len(y))
+    w[::3] = 0.0
+    model = dsg.fit(X, y, w, n_iter=5, random_state=0)
+    assert set(np.asarray(model.classes).tolist()) == {"a", "b", "c"}
+
+
+@pytest.mark.parametrize("module", [dsg, s3gd])
+def test_objective_refuses_labels_the_model_does_not_know(data, module):
+    X, y = data
+    model = module.fit(X, y, **({"n_iter": 5} if module is dsg else {}), random_state=0)
+    with pytest.raises(ValueError, match="does not know"):
+        module.objective(model, X, np.where(y == "a", "z", y))
+
+
+def test_objective_on_a_subset_of_the_classes_encodes_them_as_the_model_does(data):
+    """y holding only classes 'b' and 'c' of a three-class model: the objective is the
+    model's own loss on those rows, not a two-class re-encoding of them."""
+    X, y = data
+    model = dsg.fit(X, y, n_iter=10, random_state=0)
+    rows = y != "a"
+    whole = dsg.objective(model, X, y)
+    subset = dsg.objective(model, X[rows], y[rows])
+    # the data term of the subset, computed here from the model's decision values
+    f = np.asarray(model.decision_function(X[rows]))
+    t = np.where(np.asarray(model.classes)[None, :] == y[rows][:, None], 1.0, -1.0)
+    data_term = np.mean(np.sum(np.maximum(0.0, 1.0 - t * f), axis=1))
+    penalty = whole - np.mean(np.sum(np.maximum(0.0, 1.0 - np.where(
+        np.asarray(model.classes)[None, :] == y[:, None], 1.0, -1.0) * np.asarray(model.decision_function(X))),
+        axis=1))
+    assert subset == pytest.approx(data_term + penalty, rel=1e-4)
