@@ -231,7 +231,7 @@ def _defaults_from_data(X, xp, sw_host, step, tol, inner_iter, *, method, n_anch
     step, tol, inner_iter = setup.choose_defaults(
         step, tol, inner_iter, method=method, max_sq=max_sq, mean_sq=mean_sq,
         nnz_row=X.nnz / n if sparse else d, n_features=d, n_anchors=min(n_anchors, n), batch_size=batch_size,
-        loss=loss, beta=beta, l2=l2, lazy=sparse and l1 == 0.0)
+        loss=loss, beta=beta, l2=l2, lazy=sparse and l1 == 0.0, n_rows=n)
     return step, tol, inner_iter, rms
 
 

@@ -30,7 +30,7 @@ DEFAULT_INNER_ITER = {"s3gd": 20, "svrg": 50, "sgd": 20}  # Section 4.3 / 4.2
 
 
 def choose_defaults(step, tol, inner_iter, *, method, max_sq, mean_sq, nnz_row, n_features, n_anchors, batch_size,
-                    loss, beta, l2, lazy):
+                    loss, beta, l2, lazy, n_rows=None):
     """The step, early-stopping tolerance and inner iterations a fit runs with: its
     "auto" / None defaults from the data (issue 14's "defaults that win").
 
@@ -50,7 +50,10 @@ def choose_defaults(step, tol, inner_iter, *, method, max_sq, mean_sq, nnz_row, 
       more than 20 inner steps (``2 p (nnz + 1)`` for the batch rows, plus ``2 (d + 1)``
       for the gradient and prox, or ``p (nnz + 1)`` on the lazy sparse path): the
       snapshot then costs about as much as the steps between two. Dense data with the
-      default m and p keeps 20; sparse data with many columns gets longer loops.
+      default m and p keeps 20; sparse data with many columns gets longer loops, up to
+      one pass over the ``n_rows`` rows between two snapshots (SVRG's usual length):
+      past it the snapshot's correction is too old to hold the steps' variance down,
+      and very wide data diverged.
 
     Returns
     -------
@@ -78,6 +81,8 @@ def choose_defaults(step, tol, inner_iter, *, method, max_sq, mean_sq, nnz_row, 
             d1 = n_features + 1
             per_step = 2 * batch_size * (nnz_row + 1) + (batch_size * (nnz_row + 1) if lazy else 2 * d1)
             inner_iter = max(inner_iter, math.ceil(3 * n_anchors * d1 / per_step))
+            if n_rows is not None:
+                inner_iter = min(inner_iter, max(DEFAULT_INNER_ITER[method], math.ceil(n_rows / batch_size)))
     return float(step), tol, int(inner_iter)
 
 

@@ -218,3 +218,20 @@ def test_sample_weights_on_the_cuda_backend(gpu):
         cpu = s3gd.fit(X, y, sample_weight=sw, **kw)
         dev = s3gd.fit(gpu.asarray(X), gpu.asarray(y), sample_weight=sw, backend=gpu, **kw)
         np.testing.assert_allclose(np.asarray(to_numpy(dev.coef)), cpu.coef, rtol=1e-7, atol=1e-9)
+
+
+def test_the_automatic_inner_loop_is_at_most_one_pass_on_very_wide_sparse_data():
+    """The snapshot-cost rule asks for ~430,000 inner steps on 3,000 rows x 300,000 sparse
+    columns (1,400 passes in one loop, far past max_epochs): the loop is bounded by one pass
+    over the rows, and the fit keeps to its epoch budget."""
+    import scipy.sparse as sp
+
+    from algorithms import s3gd
+
+    rng = np.random.default_rng(0)
+    n, d = 3000, 300_000
+    X = sp.random(n, d, density=6 / d, format="csr", random_state=0, data_rvs=lambda k: rng.normal(size=k))
+    y = np.where(X @ rng.normal(size=d) > 0, 1, 0)
+    model = s3gd.fit(X, y, max_epochs=3, random_state=0)
+    assert model.params["inner_iter"] == n // 10
+    assert np.all(np.isfinite(np.asarray(model.coef)))
