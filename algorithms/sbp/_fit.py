@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from kbackends import resolve, to_numpy
@@ -21,6 +23,7 @@ from .._boundary.params import (
     REQUIRED, Param, ParamTable, boolean, common, common_tail, either, integer, none, options, real,
 )
 from .._boundary.validation import (
+    check_class_weights,
     as_compute_dtype,
     check_gamma,
     check_X,
@@ -145,6 +148,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
     y_host = to_numpy(y_index)
     weights = check_sample_weight(sample_weight, n)  # None: no weights, or all equal
     if weights is not None:
+        check_class_weights(y_host, weights, classes)
         keep = weights > 0
         if not np.all(keep):  # weight 0 is the row removed
             rows = np.flatnonzero(keep)
@@ -152,6 +156,10 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
             y_host, weights, n = y_host[rows], weights[rows], int(rows.size)
         if np.all(weights == weights[0]):
             weights = None  # equal weights: the unweighted fit, exactly
+    if batch_size > n:  # a batch x batch block per iteration for no more points than n
+        warnings.warn(f"`batch_size`={batch_size} is more than the {n} rows: clipped to {n}", UserWarning,
+                      stacklevel=3)
+        batch_size = n
     seed = seed_from(random_state)
     if classes.size == 2:
         targets = np.where(y_host == 1, 1.0, -1.0)[None, :]
@@ -169,8 +177,6 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
     n_out = targets.shape[0]
     support = np.flatnonzero(np.any(alpha_bar != 0, axis=0))
     if np.any(levels <= 0):
-        import warnings
-
         msg = (f"the water level of the averaged responses is <= 0 for {int(np.sum(levels <= 0))} output(s): "
                "`nu` is too small for these data (or `n_iter` too short); the model keeps the unscaled expansion")
         warnings.warn(msg, RuntimeWarning, stacklevel=2)

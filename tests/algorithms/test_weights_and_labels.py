@@ -63,3 +63,22 @@ def test_objective_on_a_subset_of_the_classes_encodes_them_as_the_model_does(dat
         np.asarray(model.classes)[None, :] == y[:, None], 1.0, -1.0) * np.asarray(model.decision_function(X))),
         axis=1))
     assert subset == pytest.approx(data_term + penalty, rel=1e-4)
+
+
+def test_sbp_refuses_a_class_whose_weights_are_zero(data):
+    from algorithms import sbp
+
+    X, y = data
+    with pytest.raises(ValueError, match="weight zero"):
+        sbp.fit(X, y, np.where(y == "b", 0.0, 1.0), nu=0.3, n_iter=20, random_state=0)
+
+
+def test_sbp_batch_size_above_the_rows_is_clipped_with_a_warning(data):
+    """batch_size 8,000 on 300 rows built an 8,000 x 8,000 block per iteration."""
+    from algorithms import sbp
+
+    X, y = data
+    binary = np.where(y == "a", 0, 1)
+    with pytest.warns(UserWarning, match="clipped to 300"):
+        model = sbp.fit(X, binary, nu=0.3, n_iter=20, batch_size=8000, random_state=0)
+    assert model.params["batch_size"] == 300
