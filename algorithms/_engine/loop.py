@@ -62,10 +62,36 @@ def run(sources: list[Source], bk, settings: EngineSettings, dtype, *, resume=No
     ``resume.t`` iterations; ``stop`` ends it after that iteration instead of
     ``settings.n_iter``. The result's ``state`` resumes it again.
     """
+    check_block_budget(sources, settings, dtype)
     with single_threaded_blas(bk):
         result = _run(sources, bk, settings, dtype, resume, stop)
     check_result(result, sources, bk)
     return result
+
+
+# The largest buffer one block step may allocate: a batch's features, a block's
+# frequencies, or the preconditioner's float64 system.
+BLOCK_BUDGET_BYTES = 2 * 2**30
+
+
+def check_block_budget(sources, settings, dtype):
+    """Refuse, before anything is allocated, a block whose step needs a buffer over
+    :data:`BLOCK_BUDGET_BYTES`, naming the parameters that size it."""
+    F, d = settings.block_size, sources[0].X.shape[1]
+    size = np.dtype(str(dtype).rsplit(".", 1)[-1]).itemsize
+    batch = max(src.batch_size for src in sources)
+    needs = {
+        f"the batch's features (`batch_size` {batch} x `block_size` {F})": batch * F * size,
+        f"a block's frequencies (`block_size` {F} x {d} features)": F * d * size,
+    }
+    if settings.ridge is not None:
+        needs[f"the preconditioner's system (`block_size` + 1 = {F + 1} squared, float64)"] = (F + 1) ** 2 * 8
+    what, nbytes = max(needs.items(), key=lambda kv: kv[1])
+    if nbytes > BLOCK_BUDGET_BYTES:
+        lower = "`block_size` or `batch_size`" if "batch_size" in what else "`block_size`"
+        msg = (f"{what} would take {nbytes / 2**30:.1f} GiB, over the {BLOCK_BUDGET_BYTES / 2**30:.0f} GiB a block "
+               f"step may use: lower {lower}")
+        raise ValueError(msg)
 
 
 def check_result(result, sources, bk):

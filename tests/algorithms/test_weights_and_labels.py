@@ -82,3 +82,16 @@ def test_sbp_batch_size_above_the_rows_is_clipped_with_a_warning(data):
     with pytest.warns(UserWarning, match="clipped to 300"):
         model = sbp.fit(X, binary, nu=0.3, n_iter=20, batch_size=8000, random_state=0)
     assert model.params["batch_size"] == 300
+
+
+@pytest.mark.parametrize("kwargs, culprit", [
+    ({"block_size": 40_000}, "preconditioner"),
+    ({"block_size": 200_000, "precondition": None, "batch_size": 4096}, "batch_size"),
+])
+def test_a_block_over_the_memory_budget_is_refused_before_allocating(data, kwargs, culprit):
+    """A large block_size surfaced as a raw MemoryError for tens of GiB: refused first,
+    naming the parameter."""
+    X, y = data
+    with pytest.raises(ValueError, match="lower `block_size`") as info:
+        dsg.fit(X, y, n_iter=2, **kwargs)
+    assert culprit in str(info.value)
