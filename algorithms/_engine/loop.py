@@ -78,7 +78,7 @@ def check_block_budget(sources, settings, dtype):
     """Refuse, before anything is allocated, a block whose step needs a buffer over
     :data:`BLOCK_BUDGET_BYTES`, naming the parameters that size it."""
     F, d = settings.block_size, sources[0].X.shape[1]
-    size = np.dtype(str(dtype).rsplit(".", 1)[-1]).itemsize
+    size = 8 if "64" in str(dtype) else 4  # float32 or float64, whatever the namespace's dtype object
     batch = max(src.batch_size for src in sources)
     needs = {
         f"the batch's features (`batch_size` {batch} x `block_size` {F})": batch * F * size,

@@ -113,8 +113,9 @@ def _workers(client):
 class _ClusterRun:
     """Runs one engine problem on the cluster (the ``runner`` of :meth:`algorithms._engine.Problem.solve`)."""
 
-    def __init__(self, rowsets, builder, context, label, settings_fix=None):
+    def __init__(self, rowsets, builder, context, label, settings_fix=None, replicate=()):
         self.rowsets = rowsets  # list of lists of dask arrays with the same row chunks
+        self.replicate = set(replicate)  # row sets every worker gets whole
         self.builder = builder
         self.context = context
         self.label = label
@@ -263,9 +264,10 @@ class _ClusterRun:
         seed = spec.settings.sampling_seed
         for w, addr in enumerate(workers):
             parts = []
-            if not stream:  # chunk i of every row set goes to worker i % W
-                parts = [[[a.blocks[i] for i in range(w, a.numblocks[0], W)] for a in rows]
-                         for rows in self.rowsets]
+            if not stream:  # chunk i of every row set goes to worker i % W; a replicated set whole
+                parts = [[[a.blocks[i] for i in (range(a.numblocks[0]) if k in self.replicate
+                                                  else range(w, a.numblocks[0], W))] for a in rows]
+                         for k, rows in enumerate(self.rowsets)]
             task = dask.delayed(_init_local, pure=False)(
                 token, spec, [seed, epoch, w], state, *parts,
                 dask_key_name=f"kbackends-{self.label}-init-{token}-{w}",
@@ -286,7 +288,9 @@ class _ClusterRun:
             args = (token, update, stop)
             if chunks is not None:  # streaming: this round's chunk, or none in a short last round
                 args = (token, update, None) if w >= len(chunks) else \
-                    (*args, *[[[a.blocks[chunks[w] % a.numblocks[0]]] for a in rows] for rows in self.rowsets])
+                    (*args, *[[[a.blocks[i] for i in range(a.numblocks[0])] if k in self.replicate
+                               else [a.blocks[chunks[w] % a.numblocks[0]]] for a in rows]
+                              for k, rows in enumerate(self.rowsets)])
             name = f"kbackends-{self.label}-round-{token}-{r}-{w}"
             task = dask.delayed(_local_round, pure=False)(*args, dask_key_name=name)
             futures.append(client.compute(task, workers=[addr], allow_other_workers=False))

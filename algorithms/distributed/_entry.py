@@ -25,6 +25,7 @@ def as_dask_rows(a, chunks, name):
     if not is_dask_array(a):
         a = np.asarray(a) if not is_array(a) else a
         return da.from_array(a, chunks=(chunks,) + tuple(-1 for _ in range(a.ndim - 1)))
+    a = _known_chunks(a)
     if a.shape[0] != sum(chunks):
         msg = f"`{name}` has {a.shape[0]} rows but `X` has {sum(chunks)}"
         raise ValueError(msg)
@@ -33,14 +34,34 @@ def as_dask_rows(a, chunks, name):
 
 
 def row_chunked(X, name):
-    """A 2-D dask array with known chunk sizes, its columns in one chunk."""
+    """A 2-D dask array with known chunk sizes (computed when unknown, as after boolean
+    indexing), its columns in one chunk."""
     if X.ndim != 2:
         msg = f"`{name}` must be 2-D, got ndim={X.ndim}"
         raise ValueError(msg)
-    if any(math.isnan(c) for c in X.shape):
-        msg = f"`{name}` has unknown chunk sizes; call `{name}.compute_chunk_sizes()` first"
-        raise ValueError(msg)
+    X = _known_chunks(X)
     return X.rechunk({1: -1}) if X.numblocks[1] != 1 else X
+
+
+def _known_chunks(a):
+    return a.compute_chunk_sizes() if any(math.isnan(c) for c in a.shape) else a
+
+
+def check_finite(arguments):
+    """Refuse NaN or infinity in any floating dask array among ``arguments`` (one pass over
+    each, computed together), as the in-memory fit refuses them."""
+    import dask
+
+    named = [(name, a) for name, a in arguments.items()
+             if is_dask_array(a) and np.dtype(a.dtype).kind in "fc"]
+    if not named:
+        return
+    finite = dask.compute(*[a.map_blocks(lambda b: np.asarray(np.isfinite(b).all()).reshape((1,) * b.ndim),
+                                         chunks=(1,) * a.ndim, dtype=bool).all() for _, a in named])
+    bad = [name for (name, _), ok in zip(named, finite) if not bool(ok)]
+    if bad:
+        msg = f"`{bad[0]}` contains NaN or infinite values"
+        raise ValueError(msg)
 
 
 def median_sample(arrays, seed, n_sample=1000):
@@ -100,6 +121,9 @@ class Prepared:
         Settings -> settings that only the whole data fix (TSGS3VM's balance target).
     fix_params : dict
         Model parameters that only the whole data fix (row counts).
+    replicate : tuple of int
+        The row sets every worker holds whole (a small source, such as scarce labelled
+        rows, that would otherwise leave some worker without rows of it).
     """
 
     tiny: dict
@@ -108,6 +132,11 @@ class Prepared:
     pooled: list
     fix_settings: Callable | None = None
     fix_params: dict = dataclasses.field(default_factory=dict)
+    replicate: tuple = ()
+
+
+# A source at most this large may go whole to every worker (Prepared.replicate).
+REPLICATE_BYTES = 64 * 2**20
 
 
 def fit(plan, **arguments):
@@ -129,12 +158,14 @@ def fit(plan, **arguments):
     arguments = dict(arguments)
     seed = seed_from(arguments.get("random_state"))
     arguments["random_state"] = seed
+    check_finite(arguments)
     prepared = plan.prepare(arguments, seed)
     if isinstance(arguments.get("gamma", "median"), str) and arguments.get("gamma", "median") == "median":
         sample = median_sample(prepared.pooled, seed)
         arguments["gamma"] = check_gamma("median", sample, resolve("auto", sample), seed)
     problem = plan.build(**{**arguments, **prepared.tiny})
-    runner = _ClusterRun(prepared.rowsets, plan.rows, prepared.context, plan.name, prepared.fix_settings)
+    runner = _ClusterRun(prepared.rowsets, plan.rows, prepared.context, plan.name, prepared.fix_settings,
+                         replicate=prepared.replicate)
     model = problem.solve(runner)
     params = {**model.params, **prepared.fix_params, "distributed": dict(runner.stats)}
     return dataclasses.replace(model, params=params)

@@ -176,6 +176,7 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
         if sample_weight is not None:
             msg = "`sample_weight` is not supported with dask arrays"
             raise ValueError(msg)
+        X = distributed.row_chunked(X, "X")  # chunk sizes known before the plan reads n
         plan = auto_settings(X.shape[0], n_iter=n_iter, batch_size=batch_size, early_stopping=False)
         arguments = {**locals(), "n_iter": plan.n_iter, "batch_size": plan.batch_size, "early_stopping": False}
         del arguments["sample_weight"], arguments["plan"]

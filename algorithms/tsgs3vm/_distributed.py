@@ -10,12 +10,15 @@ import numpy as np
 
 from kbackends import resolve, to_numpy
 
-from ..distributed import Prepared, as_dask_rows, first_rows, row_chunked
+from ..distributed import REPLICATE_BYTES, Prepared, as_dask_rows, first_rows, row_chunked
 
 
 def prepare(arguments, seed):
     """The classes and counts of the labelled and unlabelled rows, and the derived
-    defaults (``C_star``, ``n_iter``, the feature budget) from the whole data."""
+    defaults (``C_star``, ``n_iter``, the feature budget) from the whole data; small
+    labelled rows go whole to every worker."""
+    import dask.array as da
+
     X = row_chunked(arguments["X"], "X")
     y = as_dask_rows(arguments["y"], X.chunks[0], "y")
     X_u = arguments.get("X_unlabeled")
@@ -44,15 +47,21 @@ def prepare(arguments, seed):
     else:
         targets = np.where(labels[:, None] == classes[None, :], 1.0, -1.0)
     balance_target = targets.mean(axis=0)
+    pooled = [X] if X_u is None else [X, X_u]
+    small = n_l * X.shape[1] * np.dtype(X.dtype).itemsize <= REPLICATE_BYTES
+    if X_u is None and small and n_u:
+        # Labelled rows are scarce and often sit in a few chunks (labelled rows first): held
+        # in memory and given whole to every worker, the unlabelled ones split as before.
+        unlabeled = np.asarray((y == label).compute())
+        X, y, X_u = da.from_array(X[~unlabeled].compute()), da.from_array(labels), X[unlabeled]
+        X_u = row_chunked(X_u, "X")
     if X_u is None:
         tiny_y = np.concatenate([classes, [label] if n_u else []]).astype(labels.dtype)
         tiny = {"X": first_rows(X, tiny_y.size), "y": tiny_y}
         rowsets = [[X, y]]
-        pooled = [X]
     else:
         tiny = {"X": first_rows(X, classes.size), "y": classes, "X_unlabeled": first_rows(X_u, 1)}
         rowsets = [[X, y], [X_u]]
-        pooled = [X, X_u]
 
     def fix_settings(settings):
         if settings.balance is None:
@@ -63,7 +72,8 @@ def prepare(arguments, seed):
 
     context = {"classes": classes, "label": label, "separate": X_u is not None}
     return Prepared(tiny=tiny, rowsets=rowsets, context=context, pooled=pooled, fix_settings=fix_settings,
-                    fix_params={"n_labeled": int(n_l), "n_unlabeled": int(n_u)})
+                    fix_params={"n_labeled": int(n_l), "n_unlabeled": int(n_u)},
+                    replicate=(0,) if X_u is not None and small else ())
 
 
 def _like(like, values):

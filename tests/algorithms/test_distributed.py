@@ -234,3 +234,51 @@ def test_partial_fit_streams_batches(ijcnn1):
     for start in range(0, 2000, 500):
         reg.partial_fit(Xr[start : start + 500], yr[start : start + 500])
     assert reg.score(Xr, yr) > 0.8
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("where", ["X", "X_unlabeled"])
+def test_a_non_finite_value_in_one_chunk_is_refused_as_in_memory(client, ijcnn1, bad, where):
+    """NaN or inf in one chunk of a dask X trained (the median width fell back to 1.0)
+    where the same array in memory is refused: refused now, naming the argument."""
+    X, y, _, _ = ijcnn1
+    X, y = X[:3000].copy(), y[:3000]
+    if where == "X":
+        X[2500, 3] = bad
+        call = lambda: tsgs3vm.fit(da.from_array(X, chunks=(750, -1)), da.from_array(y, chunks=750), n_iter=2)  # noqa: E731
+    else:
+        X_u = X[1000:].copy()
+        X_u[1500, 0] = bad
+        call = lambda: tsgs3vm.fit(da.from_array(X[:1000], chunks=(500, -1)), da.from_array(y[:1000], chunks=500),  # noqa: E731
+                                   da.from_array(X_u, chunks=(500, -1)), n_iter=2)
+    with pytest.raises(ValueError, match=f"`{where}` contains NaN or infinite values"):
+        call()
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        tsgs3vm.fit(X, y, n_iter=2) if where == "X" else tsgs3vm.fit(X[:1000], y[:1000], X_u, n_iter=2)
+
+
+def test_unknown_chunk_sizes_are_computed(client, ijcnn1):
+    """A boolean-indexed dask array (unknown chunk sizes) failed inside NumPy."""
+    X, y, Xt, yt = ijcnn1
+    Xd, yd = da.from_array(X, chunks=(1500, -1)), da.from_array(y, chunks=1500)
+    keep = yd == yd  # every row, but dask does not know the chunks' sizes after indexing
+    model = dsg.fit(Xd[keep], yd[keep], **DSG_ARGS)
+    assert model.n_blocks == 16 and _accuracy(dsg.predict, model, Xt, yt) > 0.9
+
+
+def test_labelled_rows_in_one_chunk_go_to_every_worker(client, ijcnn1):
+    """The usual semi-supervised layout, labelled rows first: they sit in one chunk of
+    four, which left a worker without labelled rows and the fit refused. Small labelled
+    rows are held in memory and given whole to every worker; the fit learns as in memory."""
+    X, y, Xt, yt = ijcnn1
+    y_semi = np.where(np.arange(len(y)) < 600, y, 0)  # the first 600 rows labelled
+    args = dict(gamma=1.0, n_iter=16, batch_size=512, block_size=128, unlabeled_label=0, random_state=0)
+    single = tsgs3vm.fit(X, y_semi, **args)
+    model = tsgs3vm.fit(da.from_array(X, chunks=(1500, -1)), da.from_array(y_semi, chunks=1500), **args)
+    assert model.params["n_labeled"] == 600
+    ours, peer = _accuracy(tsgs3vm.predict, model, Xt, yt), _accuracy(tsgs3vm.predict, single, Xt, yt)
+    assert ours >= peer - 0.01, (ours, peer)
+    # and with the labelled rows as an array of their own, in one chunk
+    model = tsgs3vm.fit(da.from_array(X[:600], chunks=(600, -1)), da.from_array(y[:600], chunks=600),
+                        da.from_array(X[600:], chunks=(1350, -1)), **args)
+    assert _accuracy(tsgs3vm.predict, model, Xt, yt) >= peer - 0.01
