@@ -3,12 +3,13 @@ whole data, and a worker's rows as the similar and unlabelled sources."""
 
 from __future__ import annotations
 
-from ..distributed import Prepared, first_rows, median_sample, row_chunked
+from ..distributed import REPLICATE_BYTES, Prepared, first_rows, median_sample, row_chunked
 from ._prior import estimate_prior
 
 
 def prepare(arguments, seed):
-    """The prior (estimated on up to 10,000 rows of each set when not given) and the counts."""
+    """The prior (estimated on up to 10,000 rows of each set when not given) and the counts;
+    small similar pairs go whole to every worker."""
     X_s = arguments["X_similar"]
     if X_s.ndim == 3:
         X_s = X_s.reshape((-1, X_s.shape[2]))
@@ -21,7 +22,8 @@ def prepare(arguments, seed):
         arguments["prior"] = estimate_prior(s, u, random_state=seed)
     return Prepared(tiny={"X_similar": first_rows(X_s, 2), "X_unlabeled": first_rows(X_u, 2)},
                     rowsets=[[X_s], [X_u]], context={}, pooled=[X_s, X_u],
-                    fix_params={"n_similar_points": int(X_s.shape[0]), "n_unlabeled": int(X_u.shape[0])})
+                    fix_params={"n_similar_points": int(X_s.shape[0]), "n_unlabeled": int(X_u.shape[0])},
+                    replicate=(0,) if X_s.nbytes <= REPLICATE_BYTES else ())
 
 
 def rows(parts, context, bk, dtype):

@@ -282,3 +282,16 @@ def test_labelled_rows_in_one_chunk_go_to_every_worker(client, ijcnn1):
     model = tsgs3vm.fit(da.from_array(X[:600], chunks=(600, -1)), da.from_array(y[:600], chunks=600),
                         da.from_array(X[600:], chunks=(1350, -1)), **args)
     assert _accuracy(tsgs3vm.predict, model, Xt, yt) >= peer - 0.01
+
+
+def test_tsgsu_similar_pairs_in_one_chunk_go_to_every_worker(client):
+    """All the similar pairs in one chunk left one of two workers without any and the fit
+    refused; small pairs are given whole to every worker."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(8000, 8, n_informative=5, random_state=0, class_sep=1.5)
+    X_s, X_u = tsgsu.make_su_data(X, 2 * y - 1, 800, 2000, prior=0.7, random_state=0)
+    model = tsgsu.fit(da.from_array(np.asarray(X_s).reshape(-1, 8), chunks=(1600, -1)),
+                      da.from_array(X_u, chunks=(500, -1)), prior=0.7, n_iter=16, random_state=0)
+    accuracy = _accuracy(tsgsu.predict, model, X, 2 * y - 1)
+    assert max(accuracy, 1 - accuracy) > 0.75
