@@ -5,6 +5,7 @@ and ``partial_fit`` run the same problem each its own way."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,6 +27,10 @@ class Problem:
         The compute dtype (the sources' rows are in it).
     finish : callable
         ``finish(result: EngineResult) -> model``: the algorithm's model from a run's result.
+    target_shift : (float, float) or None
+        ``(mean, scale)`` of regression targets the sources hold standardised,
+        ``(y - mean) / scale`` (computed in float64, so float32 keeps their spread
+        whatever their offset); the result is mapped back before ``finish``.
     """
 
     sources: list
@@ -33,6 +38,7 @@ class Problem:
     backend: object
     dtype: object
     finish: Callable[[EngineResult], object]
+    target_shift: tuple | None = None
 
     def solve(self, runner=None):
         """Run the problem and return the model. ``runner(sources, backend, settings, dtype)``
@@ -43,5 +49,14 @@ class Problem:
         else:
             result = runner(self.sources, self.backend, self.settings, self.dtype)
             check_result(result, self.sources, self.backend)
-        return self.finish(result)
+        return self.finish(unshift(result, self.target_shift))
+
+
+def unshift(result, shift):
+    """``result`` in the targets' own units: ``f * scale + mean`` (the coefficients scaled,
+    the mean added to the intercept); ``shift`` None: ``result`` itself."""
+    if shift is None:
+        return result
+    mean, scale = shift
+    return dataclasses.replace(result, coef=result.coef * scale, intercept=result.intercept * scale + mean)
 

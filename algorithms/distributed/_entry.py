@@ -124,6 +124,9 @@ class Prepared:
     replicate : tuple of int
         The row sets every worker holds whole (a small source, such as scarce labelled
         rows, that would otherwise leave some worker without rows of it).
+    target_shift : (float, float) or None
+        Regression targets' ``(mean, scale)`` over the whole data (``rows`` standardises
+        with it; see :attr:`algorithms._engine.Problem.target_shift`).
     """
 
     tiny: dict
@@ -133,6 +136,7 @@ class Prepared:
     fix_settings: Callable | None = None
     fix_params: dict = dataclasses.field(default_factory=dict)
     replicate: tuple = ()
+    target_shift: tuple | None = None
 
 
 # A source at most this large may go whole to every worker (Prepared.replicate).
@@ -163,7 +167,7 @@ def fit(plan, **arguments):
     if isinstance(arguments.get("gamma", "median"), str) and arguments.get("gamma", "median") == "median":
         sample = median_sample(prepared.pooled, seed)
         arguments["gamma"] = check_gamma("median", sample, resolve("auto", sample), seed)
-    problem = plan.build(**{**arguments, **prepared.tiny})
+    problem = dataclasses.replace(plan.build(**{**arguments, **prepared.tiny}), target_shift=prepared.target_shift)
     runner = _ClusterRun(prepared.rowsets, plan.rows, prepared.context, plan.name, prepared.fix_settings,
                          replicate=prepared.replicate)
     model = problem.solve(runner)

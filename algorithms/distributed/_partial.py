@@ -49,6 +49,10 @@ def partial_fit(estimator, X, y, plan, classes=None):
                 msg = f"`classes` must hold at least 2 classes on the first call, got {classes.tolist()}"
                 raise ValueError(msg)
         seed = seed_from(params["random_state"])
+        shift = None  # regression targets standardised as the first batch's (Problem.target_shift)
+        if loss == "squared":
+            y_float = y_host.astype(np.float64)
+            shift = (float(y_float.mean()), float(y_float.std()) or 1.0)
         tiny_y = classes if loss != "squared" else y_host[:1]
         tiny_X = X[: tiny_y.shape[0]] if X.shape[0] >= tiny_y.shape[0] else _repeat_rows(X, tiny_y.shape[0], bk)
         arguments = plan.params.validate({
@@ -65,7 +69,8 @@ def partial_fit(estimator, X, y, plan, classes=None):
         src = problem.sources[0]
         spec = _Spec(templates=[(src.loss, src.weight, src.batch_size, src.curvature)], settings=settings,
                      dtype=_dtype_name(bk, dtype), builder=plan.rows,
-                     context={"classes": classes if loss != "squared" else None, "loss": loss}, capacity_blocks=0)
+                     context={"classes": classes if loss != "squared" else None, "loss": loss, "shift": shift},
+                     capacity_blocks=0)
         state = _engine.EngineState(
             stored=bk.xp.zeros((0, settings.n_outputs), dtype=dtype), n_blocks=0, scale=1.0,
             intercept=bk.xp.zeros((settings.n_outputs,), dtype=dtype), beta=np.zeros(0),
@@ -94,6 +99,7 @@ def partial_fit(estimator, X, y, plan, classes=None):
     settings = dataclasses.replace(spec.settings, n_iter=stop)
     result = _engine.run([source], bk, settings, Xb.dtype, resume=state)
     partial["state"] = result.state
+    result = _engine.unshift(result, spec.context["shift"])
     template = partial["template"]
     estimator.model_ = dataclasses.replace(
         template, coef=result.coef, intercept=result.intercept, n_blocks=result.n_blocks,

@@ -19,7 +19,7 @@ from .._boundary.params import (
 from .._boundary.fit_plan import auto_settings, check_sample_weight, validation_rows
 from .._boundary.sparse import take_rows
 from . import _distributed
-from ._targets import class_index, targets
+from ._targets import class_index, target_shift, targets
 from .._boundary.validation import (
     check_class_weights,
     as_compute_dtype,
@@ -193,7 +193,8 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_ite
     X = as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     weights = check_sample_weight(sample_weight, X.shape[0])
     seed = seed_from(random_state)
-    y_matrix, task, classes, source_loss = targets(y, X, bk, loss)
+    shift = target_shift(y) if loss == "squared" else None
+    y_matrix, task, classes, source_loss = targets(y, X, bk, loss, shift=shift)
     if weights is not None and task != "regression":
         check_class_weights(class_index(y_matrix), weights, classes)
     if weights is not None and not np.all(weights > 0):  # weight 0: the row removed
@@ -223,7 +224,7 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_ite
         return RFFModel.from_engine(result, settings, bk, X, algorithm=variant, task=task, classes=classes,
                                     params=params)
 
-    return _engine.Problem(sources[:1], settings, bk, X.dtype, finish)
+    return _engine.Problem(sources[:1], settings, bk, X.dtype, finish, target_shift=shift)
 
 
 def _split_sources(X, y_matrix, weights, loss, plan, fraction, seed, bk, *, stratify):

@@ -10,9 +10,10 @@ from kbackends.losses import SOFTMAX, SUPERVISED_LOSSES
 from .._boundary.validation import check_y_length, encode_classes, encode_known_classes
 
 
-def targets(y, X, bk, loss, classes=None):
+def targets(y, X, bk, loss, classes=None, shift=None):
     """Loss targets as an (n, n_outputs) matrix, the task, the classes and the loss;
-    ``classes`` (a fitted model's): encode ``y`` against them, refusing labels they lack."""
+    ``classes`` (a fitted model's): encode ``y`` against them, refusing labels they lack;
+    ``shift`` (regression): ``(mean, scale)`` to standardise with (:func:`target_shift`)."""
     xp = bk.xp
     if y is None:
         msg = "`y` is required, got None"
@@ -25,10 +26,12 @@ def targets(y, X, bk, loss, classes=None):
         if xp.isdtype(y.dtype, "complex floating"):
             msg = f"`y` has a complex dtype ({y.dtype}); regression targets must be real numbers"
             raise ValueError(msg)
-        y = xp.astype(y, X.dtype)
         if not bool(xp.all(xp.isfinite(y))):
             msg = "`y` contains NaN or infinite values"
             raise ValueError(msg)
+        if shift is not None:  # standardised in float64, then the compute dtype
+            y = (xp.astype(y, xp.float64) - shift[0]) / shift[1]
+        y = xp.astype(y, X.dtype)
         return xp.reshape(y, (-1, 1)), "regression", None, SUPERVISED_LOSSES["squared"]
     if classes is None:
         classes, index = encode_classes(y, bk, X.shape[0])
@@ -50,3 +53,15 @@ def class_index(y_matrix):
     if y_matrix.shape[1] == 1:
         return (np.asarray(to_numpy(y_matrix[:, 0])) > 0).astype(np.int64)
     return np.asarray(to_numpy(array_namespace(y_matrix).argmax(y_matrix, axis=1)))
+
+
+def target_shift(y):
+    """``(mean, scale)`` of regression targets (float64 on the host; scale 1 for constant
+    targets): :func:`targets` standardises with it, so a float32 fit keeps targets of any
+    offset and size (y + 1e7 in float32 has a resolution of 1)."""
+    y = np.asarray(to_numpy(y) if is_array(y) else y, dtype=np.float64).reshape(-1)
+    if y.size == 0 or not np.all(np.isfinite(y)):
+        return 0.0, 1.0  # targets() refuses these with its own message
+    mean = float(np.mean(y))
+    scale = float(np.std(y))
+    return mean, (scale if scale > 0 else 1.0)
