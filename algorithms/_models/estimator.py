@@ -1,9 +1,11 @@
 """One scikit-learn estimator base for every algorithm module.
 
-A subclass names its module's parameter table and functions; the base generates
-``__init__`` from the table, validates the data the scikit-learn way, and hands
-``fit`` the module's arguments through one hook, :meth:`FunctionalEstimator._fit_args`,
-for the label conventions that differ:
+A subclass names its module's parameter table and functions and writes its
+``__init__`` out (keyword-only arguments it only stores, scikit-learn's rule; a test
+holds it to the table: :meth:`~algorithms._boundary.params.ParamTable.init_mismatches`);
+the base validates the data the scikit-learn way, and hands ``fit`` the module's
+arguments through one hook, :meth:`FunctionalEstimator._fit_args`, for the label
+conventions that differ:
 
 - supervised (the default): ``fit(X, y)``;
 - semi-supervised: unlabeled rows carry ``y == -1`` and the module's ``fit`` splits them;
@@ -27,11 +29,12 @@ from .._boundary.validation import check_labels, is_numpy_like, naming_arguments
 class FunctionalEstimator(BaseEstimator):
     """A scikit-learn estimator over a module's ``fit`` / ``decision_function`` / ``predict``.
 
-    Subclasses set ``_params`` (the module's :class:`~algorithms._boundary.params.ParamTable`)
-    and ``_fit`` / ``_decision_function`` / ``_predict`` (the module's functions, as
-    ``staticmethod``); ``__init__`` is generated from the table's estimator
-    parameters. ``fit`` validates ``X`` and ``y``, calls ``_fit(*self._fit_args(X, y),
-    **self.get_params())`` and keeps the model as ``model_``. CuPy in, CuPy out.
+    Subclasses set ``_params`` (the estimator's :class:`~algorithms._boundary.params.ParamTable`:
+    the module's, or a narrowed copy plus ``probability``), ``_fit`` / ``_decision_function`` /
+    ``_predict`` (the module's functions, as ``staticmethod``) and an explicit ``__init__``
+    with the table's estimator parameters. ``fit`` validates ``X`` and ``y``, calls
+    ``_fit(*self._fit_args(X, y), **self.get_params())`` and keeps the model as ``model_``.
+    CuPy in, CuPy out.
     """
 
     _params = None
@@ -43,11 +46,6 @@ class FunctionalEstimator(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = type(self)._accept_sparse
         return tags
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if cls.__dict__.get("_params") is not None and "__init__" not in cls.__dict__:
-            cls.__init__ = cls._params.make_init(cls.__qualname__)
 
     def _fit_args(self, X, y, rows=None):
         """The module ``fit``'s positional arguments from validated ``(X, y)``: the hook

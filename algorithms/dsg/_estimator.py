@@ -30,11 +30,59 @@ class _DSGFit(WeightedFit):
 class DSGClassifier(_DSGFit, FunctionalClassifier):
     """Kernel classifier by doubly stochastic gradients (DSG / UDSG / CDSG).
 
-    Parameters are those of :func:`algorithms.dsg.fit` (``loss`` defaults to
-    "hinge"; "logistic" gives ``predict_proba``), and ``probability`` (bool, default
-    False): fit on 90% of the rows and Platt's sigmoid on the other 10%, for
-    ``predict_proba`` with any loss (:mod:`algorithms._models.calibration`). Accepts NumPy, CuPy,
-    scipy.sparse or cupyx.scipy.sparse ``X``; outputs follow the input's namespace.
+    The parameters are those of :func:`algorithms.dsg.fit` that a model keeps (the
+    classification losses only), and ``probability``. Accepts NumPy, CuPy, scipy.sparse
+    or cupyx.scipy.sparse ``X``; outputs follow the input's namespace.
+
+    Parameters
+    ----------
+    loss : {'hinge', 'squared_hinge', 'logistic'}, default='hinge'
+        The classification loss; "logistic" gives ``predict_proba`` (log-odds decision values).
+    variant : {'dsg', 'udsg', 'cdsg'}, default='dsg'
+        "dsg": a new block of random features per iteration; "udsg" (G new blocks, then U updates of
+        old ones) and "cdsg" (an old block updated when the checking rule says so) reuse old ones.
+    kernel : {'rbf', 'laplacian'}, default='rbf'
+        Shift-invariant kernel.
+    gamma : 'median' or float, default='median'
+        Kernel width, or 'median': 1 / median squared distance.
+    lam : float, default=1e-6
+        RKHS penalty (lam / 2) ||f||^2.
+    n_iter : 'auto' or int, default='auto'
+        Iterations (each adds or updates one block); auto: 200 with early stopping, else ~10 passes.
+    batch_size : 'auto' or int, default='auto'
+        Rows drawn per iteration; auto: min(4096, n).
+    early_stopping : 'auto' or bool, default='auto'
+        Stop when the held-out loss stops improving; auto: with n_iter='auto' and >= 10,000 rows.
+    validation_fraction : float, default=0.1
+        Fraction of the rows held out for early stopping.
+    n_iter_no_change : int, default=10
+        Early stopping: iterations without improvement before stopping.
+    tol : float, default=1e-3
+        Early stopping: relative improvement of the held-out loss that counts.
+    block_size : int, default=256
+        Random features per block.
+    step : float, default=1.0
+        Theta of the step schedule.
+    schedule : {'auto', 'theta_over_t', 'constant', 'inverse_scaling'}, default='auto'
+        Step schedule.
+    precondition : float or None, default=0.3
+        Relative ridge of the block preconditioner; None: plain steps.
+    average : bool, default=False
+        Return the Polyak average of the iterates.
+    fit_intercept : bool, default=True
+        Learn an unpenalised constant.
+    random_state : None or int or Generator or RandomState, default=None
+        Seed of the random features and samples (same seed, same model on every backend).
+    backend : str or Backend, default='auto'
+        'auto' (the inputs' namespace), 'cpu', 'cuda' or a Backend.
+    dtype : {'float32', 'float64'} or None, default=None
+        Compute dtype; None: float32 whatever the input, float64 where float32 would overflow;
+        'float64': full precision.
+    verbose : int, default=0
+        0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host).
+    probability : bool, default=False
+        ``predict_proba`` for any loss: the model is fitted on 90% of the rows and Platt's sigmoid on
+        the other 10% (:mod:`algorithms._models.calibration`).
 
     Attributes
     ----------
@@ -62,12 +110,87 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
 
+    def __init__(self, *, loss="hinge", variant="dsg", kernel="rbf", gamma="median", lam=1e-6, n_iter="auto",
+                 batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
+                 tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
+                 fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0,
+                 probability=False):
+        self.loss = loss
+        self.variant = variant
+        self.kernel = kernel
+        self.gamma = gamma
+        self.lam = lam
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.block_size = block_size
+        self.step = step
+        self.schedule = schedule
+        self.precondition = precondition
+        self.average = average
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.backend = backend
+        self.dtype = dtype
+        self.verbose = verbose
+        self.probability = probability
+
 
 class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
     """Kernel ridge-style regression by doubly stochastic gradients (squared loss).
 
-    Parameters are those of :func:`algorithms.dsg.fit`; ``loss`` is "squared" (the
-    only regression loss).
+    The parameters are those of :func:`algorithms.dsg.fit` that a model keeps, with
+    ``loss="squared"`` (the only regression loss).
+
+    Parameters
+    ----------
+    loss : 'squared', default='squared'
+        The regression loss (the only one).
+    variant : {'dsg', 'udsg', 'cdsg'}, default='dsg'
+        "dsg": a new block of random features per iteration; "udsg" (G new blocks, then U updates of
+        old ones) and "cdsg" (an old block updated when the checking rule says so) reuse old ones.
+    kernel : {'rbf', 'laplacian'}, default='rbf'
+        Shift-invariant kernel.
+    gamma : 'median' or float, default='median'
+        Kernel width, or 'median': 1 / median squared distance.
+    lam : float, default=1e-6
+        RKHS penalty (lam / 2) ||f||^2.
+    n_iter : 'auto' or int, default='auto'
+        Iterations (each adds or updates one block); auto: 200 with early stopping, else ~10 passes.
+    batch_size : 'auto' or int, default='auto'
+        Rows drawn per iteration; auto: min(4096, n).
+    early_stopping : 'auto' or bool, default='auto'
+        Stop when the held-out loss stops improving; auto: with n_iter='auto' and >= 10,000 rows.
+    validation_fraction : float, default=0.1
+        Fraction of the rows held out for early stopping.
+    n_iter_no_change : int, default=10
+        Early stopping: iterations without improvement before stopping.
+    tol : float, default=1e-3
+        Early stopping: relative improvement of the held-out loss that counts.
+    block_size : int, default=256
+        Random features per block.
+    step : float, default=1.0
+        Theta of the step schedule.
+    schedule : {'auto', 'theta_over_t', 'constant', 'inverse_scaling'}, default='auto'
+        Step schedule.
+    precondition : float or None, default=0.3
+        Relative ridge of the block preconditioner; None: plain steps.
+    average : bool, default=False
+        Return the Polyak average of the iterates.
+    fit_intercept : bool, default=True
+        Learn an unpenalised constant.
+    random_state : None or int or Generator or RandomState, default=None
+        Seed of the random features and samples (same seed, same model on every backend).
+    backend : str or Backend, default='auto'
+        'auto' (the inputs' namespace), 'cpu', 'cuda' or a Backend.
+    dtype : {'float32', 'float64'} or None, default=None
+        Compute dtype; None: float32 whatever the input, float64 where float32 would overflow;
+        'float64': full precision.
+    verbose : int, default=0
+        0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host).
 
     Attributes
     ----------
@@ -81,3 +204,29 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
     _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _predict = staticmethod(predict)
+
+    def __init__(self, *, loss="squared", variant="dsg", kernel="rbf", gamma="median", lam=1e-6, n_iter="auto",
+                 batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
+                 tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
+                 fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0):
+        self.loss = loss
+        self.variant = variant
+        self.kernel = kernel
+        self.gamma = gamma
+        self.lam = lam
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.block_size = block_size
+        self.step = step
+        self.schedule = schedule
+        self.precondition = precondition
+        self.average = average
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.backend = backend
+        self.dtype = dtype
+        self.verbose = verbose

@@ -10,10 +10,35 @@ from ._fit import PARAMS, decision_function, fit, predict
 class SBPClassifier(WeightedFit, FunctionalClassifier):
     """Kernel SVM by the Stochastic Batch Perceptron, as a scikit-learn estimator.
 
-    Parameters as in :func:`algorithms.sbp.fit`, and ``probability`` (bool, default
-    False): fit on 90% of the rows and Platt's sigmoid on the other 10%, for
-    ``predict_proba`` (:mod:`algorithms._models.calibration`). Accepts NumPy or CuPy ``X``;
-    outputs follow the input's namespace.
+    The parameters are those of :func:`algorithms.sbp.fit` that a model keeps, and
+    ``probability``. Accepts NumPy or CuPy ``X``; outputs follow the input's namespace.
+
+    Parameters
+    ----------
+    nu : 'auto' or float, default='auto'
+        Margin-violation budget as a fraction of n (the nu-SVM's nu); 'auto': matched to SVC(C=1).
+    kernel : {'rbf', 'linear'}, default='rbf'
+        The kernel of the expansion.
+    gamma : {'median', 'scale'} or float, default='scale'
+        Kernel width; 'scale': 1 / (n_features Var X), 'median': 1 / median squared distance.
+    bias : bool, default=True
+        Learn a bias (the constant feature).
+    n_iter : 'auto' or int or None, default='auto'
+        Iterations; 'auto': from n (60 sqrt(n), at least 1000, at most n); None: n (one pass).
+    batch_size : int, default=1
+        Points drawn from under the water per iteration.
+    random_state : None or int or Generator or RandomState, default=None
+        Seed of the random features and samples (same seed, same model on every backend).
+    backend : str or Backend, default='auto'
+        'auto' (the inputs' namespace), 'cpu', 'cuda' or a Backend.
+    dtype : {'float32', 'float64'} or None, default=None
+        Compute dtype; None: float32 whatever the input, float64 where float32 would overflow;
+        'float64': full precision.
+    verbose : int, default=0
+        0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host).
+    probability : bool, default=False
+        ``predict_proba``: the model is fitted on 90% of the rows and Platt's sigmoid on the other 10%
+        (:mod:`algorithms._models.calibration`).
 
     Attributes
     ----------
@@ -40,3 +65,17 @@ class SBPClassifier(WeightedFit, FunctionalClassifier):
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
+
+    def __init__(self, *, nu="auto", kernel="rbf", gamma="scale", bias=True, n_iter="auto", batch_size=1,
+                 random_state=None, backend="auto", dtype=None, verbose=0, probability=False):
+        self.nu = nu
+        self.kernel = kernel
+        self.gamma = gamma
+        self.bias = bias
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.random_state = random_state
+        self.backend = backend
+        self.dtype = dtype
+        self.verbose = verbose
+        self.probability = probability
