@@ -322,6 +322,11 @@ class ParamTable:
         has the table's defaults in its signature, binds each call's arguments,
         validates them once (:meth:`validate`) and calls ``body`` with the converted
         values, so the body and the layers under it take validated values.
+
+        A caller that has validated the values itself (an estimator's ``fit``, against
+        its own table: the function's, or a narrowed copy) calls ``fit.unchecked(*args,
+        **values)`` instead: ``body`` with the table's (converted) defaults for the
+        parameters not given, and no second check.
         """
         sig = inspect.signature(body)
         names = [n for n, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY]
@@ -344,6 +349,13 @@ class ParamTable:
             return body(**arguments)
 
         checked.__signature__ = public
+        defaults = {p.name: p.constraint.check(p.name, p.default) for p in self.params if p.default is not REQUIRED}
+
+        def unchecked(*args, **values):
+            return body(*args, **{**defaults, **values})
+
+        unchecked.__doc__ = f"``{body.__qualname__}`` on parameters already validated (see ParamTable.entry)."
+        checked.unchecked = unchecked
         return checked
 
     def estimator_params(self):

@@ -342,17 +342,21 @@ def naming_arguments():
         raise type(exc)(f"{names}: {text}") from exc
 
 
-def sklearn_validate(est, X, y, *, reset):
+def sklearn_validate(est, X, y, *, reset, check_finite=True):
     """scikit-learn's own validation for NumPy-like inputs (its messages and
     conventions), ours for array-API arrays and cupyx.scipy.sparse matrices (they
-    stay on their device)."""
+    stay on their device).
+
+    ``check_finite=False`` leaves X's NaN / inf to the caller's :func:`check_X` (the
+    estimators' fit and predict: one scan of X, not two); ``y`` is checked either way."""
     on_device_sparse = type(X).__module__.startswith("cupyx")  # scikit-learn would copy it to NumPy
     if is_numpy_like(X) and not on_device_sparse and (y is None or is_numpy_like(y)):
         from sklearn.utils.validation import validate_data
 
         # Estimators over the engine fits take scipy.sparse (any format; the fit makes it CSR).
         sparse = ("csr", "csc", "coo") if getattr(est, "_accept_sparse", False) else False
-        kw = {"reset": reset, "dtype": [np.float64, np.float32], "accept_sparse": sparse}
+        kw = {"reset": reset, "dtype": [np.float64, np.float32], "accept_sparse": sparse,
+              "ensure_all_finite": check_finite}
         if y is None:
             return validate_data(est, X, **kw)
         return validate_data(est, X, y, y_numeric=isinstance(est, RegressorMixin), **kw)

@@ -57,20 +57,26 @@ class FunctionalEstimator(BaseEstimator):
         if y is None:
             msg = f"`y`: {type(self).__name__} requires y to be passed, but the target y is None"
             raise ValueError(msg)
-        # The estimator's own table (it may narrow the function's: a classifier's losses).
-        type(self)._params.validate(self.get_params())
-        params = self._function_params()
-        calibrated = bool(getattr(self, "probability", False))
+        # The one check of the parameters: the estimator's own table (it may narrow the
+        # function's, a classifier's losses, and adds `probability`); the function's body
+        # then takes the validated values unchecked (ParamTable.entry).
+        values = type(self)._params.validate(self.get_params())
+        params = self._function_params(values)
+        fit = type(self)._fit.unchecked
+        calibrated = bool(values.get("probability", False))
         if is_dask_array(X):  # data-parallel on the cluster (dsg, tsgs3vm, tsgsu): chunks stay lazy
             if calibrated:
                 msg = "`probability=True` needs in-memory rows (NumPy, CuPy, sparse) to hold out; got a dask array"
                 raise ValueError(msg)
-            self.model_ = type(self)._fit(*self._fit_args(X, y), **params)
+            self.model_ = fit(*self._fit_args(X, y), **params)
         else:
             with naming_arguments():
                 if is_classifier(self) and is_numpy_like(y) and np.asarray(y).dtype.kind == "O":
                     check_labels(y, None)  # mixed str / number labels: scikit-learn fails on a sort
-                X, y = sklearn_validate(self, X, y, reset=True)
+                # X's values are checked once, by the function's check_X; with probability=True the
+                # function sees only the fit rows, so scikit-learn's scan refuses a NaN in a held-out
+                # row before the fit rather than after it.
+                X, y = sklearn_validate(self, X, y, reset=True, check_finite=calibrated)
                 if is_classifier(self) and is_numpy_like(y):
                     from sklearn.utils.multiclass import check_classification_targets
 
@@ -78,27 +84,27 @@ class FunctionalEstimator(BaseEstimator):
             if calibrated:  # Platt's sigmoid on held-out rows (algorithms._models.calibration)
                 from .calibration import fit_calibrated
 
-                self.model_ = fit_calibrated(lambda X_fit, y_fit, rows, **kw: type(self)._fit(
+                self.model_ = fit_calibrated(lambda X_fit, y_fit, rows, **kw: fit(
                     *self._fit_args(X_fit, y_fit, rows), **kw), X, y, params)
             else:
-                self.model_ = type(self)._fit(*self._fit_args(X, y), **params)
+                self.model_ = fit(*self._fit_args(X, y), **params)
         self.n_features_in_ = self.model_.n_features_in
         if is_classifier(self):
             self.classes_ = np.asarray(self.model_.classes)
         return self
 
-    def _function_params(self):
+    def _function_params(self, values=None):
         """The parameters the module's ``fit`` takes (an estimator may have more of its own,
-        such as ``probability``)."""
+        such as ``probability``), from ``values`` (default: ``get_params()``)."""
         taken = inspect.signature(type(self)._fit).parameters
-        return {k: v for k, v in self.get_params().items() if k in taken}
+        return {k: v for k, v in (self.get_params() if values is None else values).items() if k in taken}
 
     def _validated(self, X):
         check_is_fitted(self, "model_")
         if is_dask_array(X):  # predicted chunk-wise and lazily by the model (algorithms._models.dask_arrays)
             return X
-        with naming_arguments():
-            return sklearn_validate(self, X, None, reset=False)
+        with naming_arguments():  # X's values: checked once, by the model's check_X
+            return sklearn_validate(self, X, None, reset=False, check_finite=False)
 
     def predict(self, X):
         """Predicted labels (or values for a regressor); CuPy in, CuPy out."""

@@ -11,6 +11,7 @@ import inspect
 import pydoc
 import re
 
+import numpy as np
 import pytest
 
 from algorithms import (
@@ -26,7 +27,7 @@ from algorithms import (
     tsgs3vm,
     tsgsu,
 )
-from algorithms._boundary.params import REQUIRED
+from algorithms._boundary.params import REQUIRED, ParamTable
 from algorithms._models.calibration import PROBABILITY
 
 ESTIMATORS = {
@@ -131,3 +132,99 @@ def test_a_renamed_missing_or_positional_argument_fails():
 
     swapped_init.__signature__ = swapped
     assert table.init_mismatches(swapped_init) == [f"{names[1]} != {names[2]}", f"{names[2]} != {names[1]}"]
+
+
+# --- checked once per public call -----------------------------------------------------------------------
+
+FAST = {
+    DSGClassifier: {"n_iter": 3, "batch_size": 32, "block_size": 8},
+    DSGRegressor: {"n_iter": 3, "batch_size": 32, "block_size": 8},
+    TSGS3VMClassifier: {"n_iter": 3, "batch_size": 32, "block_size": 8},
+    TSGSUClassifier: {"n_iter": 3, "batch_size": 32, "block_size": 8, "prior": 0.7},
+    SBPClassifier: {"nu": 0.1, "n_iter": 20},
+    S3GDClassifier: {"max_epochs": 1.0, "n_anchors": 5},
+}
+
+
+def _data(n=120, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def _target(cls, X, y):
+    if cls is DSGRegressor:
+        return X[:, 0]
+    if cls is TSGS3VMClassifier:
+        return np.where(np.arange(len(y)) % 3 == 0, y, -1)  # unlabeled rows: -1
+    return y
+
+
+def _function_fit(cls, X, y, **kw):
+    """The functional fit the estimator ``cls`` runs, on the same rows and parameters."""
+    kw = {**FAST[cls], **kw}
+    if cls is TSGSUClassifier:
+        return tsgsu.fit(X[y == 1], X[y == 0], **kw)
+    if cls is DSGRegressor:
+        kw["loss"] = "squared"
+    return ESTIMATORS[cls].fit(X, _target(cls, X, y), **kw)
+
+
+@BY_NAME
+def test_fit_validates_the_parameters_once(monkeypatch, cls):
+    """The estimator checks its table, then runs the function's body unchecked: one
+    validation per fit (the function alone validates once too)."""
+    calls = []
+    validate = ParamTable.validate
+
+    def counted(self, values):
+        calls.append(self)
+        return validate(self, values)
+
+    monkeypatch.setattr(ParamTable, "validate", counted)
+    X, y = _data()
+    cls(**FAST[cls], random_state=0).fit(X, _target(cls, X, y))
+    assert calls == [cls._params]
+    calls.clear()
+    _function_fit(cls, X, y)
+    assert calls == [ESTIMATORS[cls].PARAMS]
+
+
+@BY_NAME
+def test_unchecked_fit_is_the_checked_fit(cls):
+    """The estimator's model is the function's, to the bit (the values the body takes are the same)."""
+    X, y = _data()
+    est = cls(**FAST[cls], random_state=0).fit(X, _target(cls, X, y))
+    model = _function_fit(cls, X, y, random_state=0)
+    np.testing.assert_array_equal(est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X),
+                                  model.decision_function(X))
+
+
+@BY_NAME
+def test_x_values_are_checked_once_by_check_X(cls):
+    """A NaN or an inf in X is refused by the function's check_X (its message), not first
+    by a second scan in scikit-learn's validation; in fit and in predict."""
+    X, y = _data()
+    target = _target(cls, X, y)
+    est = cls(**FAST[cls], random_state=0).fit(X, target)
+    for bad_value in (np.nan, np.inf):
+        bad = X.copy()
+        bad[5, 1] = bad_value
+        with pytest.raises(ValueError, match=r"^`X\w*` contains NaN or infinite values"):
+            cls(**FAST[cls], random_state=0).fit(bad, target)
+        with pytest.raises(ValueError, match=r"^`X` contains NaN or infinite values"):
+            est.predict(bad)
+
+
+def test_probability_refuses_a_nan_before_fitting(monkeypatch):
+    """probability=True fits on 90% of the rows: a NaN in a held-out row is refused up front."""
+    from algorithms import dsg as dsg_package
+
+    X, y = _data()
+    bad = X.copy()
+    bad[:, 1] = np.nan
+    fits = []
+    monkeypatch.setattr(dsg_package.fit, "unchecked", lambda *a, **k: fits.append(1))
+    with pytest.raises(ValueError, match="NaN"):
+        DSGClassifier(**FAST[DSGClassifier], probability=True).fit(bad, y)
+    assert fits == []
