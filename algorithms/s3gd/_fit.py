@@ -189,7 +189,7 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     clock = setup.Clock()
     clock.start()
     y_host = to_numpy(y_index)
-    sw_host = setup.row_weights(class_weights, classes, y_host, setup.check_sample_weight(sample_weight, n))
+    sw_host = setup.row_weights(class_weights, classes, y_host, setup.sample_weights_or_ones(sample_weight, n))
     check_class_weights(y_host, sw_host, classes, what="the row weights (`sample_weight` times `class_weight`)")
     auto_step = isinstance(step, str)
     step, tol, inner_iter, rms = _defaults_from_data(X, xp, sw_host, step, tol, inner_iter, method=method,
@@ -295,7 +295,7 @@ def objective(model, X, y, sample_weight=None, *, backend="auto"):
     if isinstance(cw_spec, dict):  # saved with string keys (JSON): back to the labels
         cw_spec = {label: cw_spec[str(label)] for label in classes.tolist() if str(label) in cw_spec}
     y_index = to_numpy(encode_known_classes(y_host, classes, resolve("cpu")))
-    sw_host = setup.row_weights(cw_spec, classes, y_index, setup.check_sample_weight(sample_weight, X.shape[0]))
+    sw_host = setup.row_weights(cw_spec, classes, y_index, setup.sample_weights_or_ones(sample_weight, X.shape[0]))
     weights = xp.astype(bk.asarray(sw_host), X.dtype)
     positives = [1] if classes.size == 2 else list(range(classes.size))
     total = 0.0
