@@ -16,6 +16,8 @@ conventions that differ:
 from __future__ import annotations
 
 import inspect
+import re
+import textwrap
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier
@@ -24,6 +26,40 @@ from sklearn.utils.validation import check_is_fitted
 
 from .dask_arrays import is_dask_array
 from .._boundary.validation import check_labels, is_numpy_like, naming_arguments, sklearn_validate
+
+#: The numpydoc Parameters entries, ``name: (type, description)``, of the settings several
+#: estimators share (the table's ``common()`` definitions), written once; a subclass adds its
+#: own in ``_doc_entries``. A class docstring's line ``<parameters FIRST to LAST>`` stands for
+#: the entries of its table's estimator parameters FIRST through LAST, each with the table's
+#: default (so a default is written in one place, the table).
+DOC_ENTRIES = {
+    "kernel": ("{'rbf', 'laplacian'}", "Shift-invariant kernel of the random features."),
+    "gamma": ("'median' or float", "Kernel width, or 'median': 1 / median squared distance."),
+    "block_size": ("int", "Random features per block."),
+    "step": ("float", "Theta of the step schedule."),
+    "schedule": ("{'auto', 'theta_over_t', 'constant', 'inverse_scaling'}", "Step schedule."),
+    "precondition": ("float or None", "Relative ridge of the block preconditioner; None: plain steps."),
+    "average": ("bool", "Return the Polyak average of the iterates."),
+    "fit_intercept": ("bool", "Learn an unpenalised constant."),
+    "random_state": ("None, int or numpy Generator / RandomState",
+                     "Seed of the random draws (the same seed gives the same model on every backend)."),
+    "backend": ("{'auto', 'cpu', 'cuda'} or Backend", "'auto': the inputs' namespace."),
+    "dtype": ("{'float32', 'float64'} or None", ("Compute dtype; None: float32 whatever the input (S3GD: the "
+                                                 "input's own), float64 where float32 would overflow; "
+                                                 "'float64': full precision.")),
+    "verbose": ("int", "0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host)."),
+}
+
+
+def _doc_entries(cls, first, last):
+    """The Parameters entries of ``cls``'s estimator parameters ``first`` through ``last``."""
+    names = [p.name for p in cls._params.estimator_params()]
+    lines = []
+    for name in names[names.index(first):names.index(last) + 1]:
+        kind, text = cls._doc_entries[name]
+        lines.append(f"    {name} : {kind}, default={cls._params[name].init_default!r}")
+        lines += textwrap.wrap(text, 104, initial_indent=" " * 8, subsequent_indent=" " * 8)
+    return "".join(line + "\n" for line in lines)
 
 
 class FunctionalEstimator(BaseEstimator):
@@ -38,6 +74,7 @@ class FunctionalEstimator(BaseEstimator):
     """
 
     _params = None
+    _doc_entries = DOC_ENTRIES  # the docstring's shared Parameters entries (see DOC_ENTRIES)
     #: Whether ``_fit`` / ``_predict`` take scipy.sparse ``X`` (validated as any
     #: format, handed over as is; the fit makes it CSR).
     _accept_sparse = False
@@ -46,6 +83,13 @@ class FunctionalEstimator(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = type(self)._accept_sparse
         return tags
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        doc = cls.__dict__.get("__doc__")
+        if doc and cls._params is not None:  # the docstring's <parameters FIRST to LAST> lines filled in
+            cls.__doc__ = re.sub(r"^    <parameters (\w+) to (\w+)>\n", lambda m: _doc_entries(cls, m[1], m[2]), doc,
+                                 flags=re.MULTILINE)
 
     def _fit_args(self, X, y, rows=None):
         """The module ``fit``'s positional arguments from validated ``(X, y)``: the hook

@@ -7,12 +7,33 @@ from sklearn.base import RegressorMixin
 from .. import distributed
 from .._boundary.params import options
 from .._models.calibration import with_probability
-from .._models.estimator import FunctionalClassifier, FunctionalEstimator, WeightedFit
+from .._models.estimator import DOC_ENTRIES, FunctionalClassifier, FunctionalEstimator, WeightedFit
 from ._fit import CLASSIFICATION_LOSSES, DISTRIBUTED, PARAMS, decision_function, fit, predict
+
+
+# The Parameters entries of the DSG estimators' docstrings: the shared ones (DOC_ENTRIES) and
+# DSG's own, written once for DSGClassifier and DSGRegressor.
+_DOC_ENTRIES = {
+    **DOC_ENTRIES,
+    "variant": ("{'dsg', 'udsg', 'cdsg'}", ("'dsg': a new block of random features per iteration; 'udsg' "
+                                            "(G new blocks, then U updates of old ones) and 'cdsg' (an old "
+                                            "block updated when the checking rule says so) reuse old ones.")),
+    "lam": ("float", "RKHS penalty (lam / 2) ||f||^2."),
+    "n_iter": ("'auto' or int", ("Iterations (each adds or updates one block); 'auto': 200 with early "
+                                 "stopping, else ~10 passes.")),
+    "batch_size": ("'auto' or int", "Rows drawn per iteration; 'auto': min(4096, n)."),
+    "early_stopping": ("'auto' or bool", ("Stop when the held-out loss stops improving; 'auto': with "
+                                          "n_iter='auto' and >= 10,000 rows.")),
+    "validation_fraction": ("float", "Fraction of the rows held out for early stopping."),
+    "n_iter_no_change": ("int", "Early stopping: iterations without improvement before stopping."),
+    "tol": ("float", "Early stopping: relative improvement of the held-out loss that counts."),
+}
 
 
 class _DSGFit(WeightedFit):
     """``partial_fit`` of the DSG estimators (``fit`` with ``sample_weight``: :class:`WeightedFit`)."""
+
+    _doc_entries = _DOC_ENTRIES
 
     def partial_fit(self, X, y, classes=None):
         """Continue the fit on one batch of rows (for data streamed by your own loader).
@@ -38,48 +59,7 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     ----------
     loss : {'hinge', 'squared_hinge', 'logistic'}, default='hinge'
         The classification loss; "logistic" gives ``predict_proba`` (log-odds decision values).
-    variant : {'dsg', 'udsg', 'cdsg'}, default='dsg'
-        "dsg": a new block of random features per iteration; "udsg" (G new blocks, then U updates of
-        old ones) and "cdsg" (an old block updated when the checking rule says so) reuse old ones.
-    kernel : {'rbf', 'laplacian'}, default='rbf'
-        Shift-invariant kernel.
-    gamma : 'median' or float, default='median'
-        Kernel width, or 'median': 1 / median squared distance.
-    lam : float, default=1e-6
-        RKHS penalty (lam / 2) ||f||^2.
-    n_iter : 'auto' or int, default='auto'
-        Iterations (each adds or updates one block); auto: 200 with early stopping, else ~10 passes.
-    batch_size : 'auto' or int, default='auto'
-        Rows drawn per iteration; auto: min(4096, n).
-    early_stopping : 'auto' or bool, default='auto'
-        Stop when the held-out loss stops improving; auto: with n_iter='auto' and >= 10,000 rows.
-    validation_fraction : float, default=0.1
-        Fraction of the rows held out for early stopping.
-    n_iter_no_change : int, default=10
-        Early stopping: iterations without improvement before stopping.
-    tol : float, default=1e-3
-        Early stopping: relative improvement of the held-out loss that counts.
-    block_size : int, default=256
-        Random features per block.
-    step : float, default=1.0
-        Theta of the step schedule.
-    schedule : {'auto', 'theta_over_t', 'constant', 'inverse_scaling'}, default='auto'
-        Step schedule.
-    precondition : float or None, default=0.3
-        Relative ridge of the block preconditioner; None: plain steps.
-    average : bool, default=False
-        Return the Polyak average of the iterates.
-    fit_intercept : bool, default=True
-        Learn an unpenalised constant.
-    random_state : None or int or Generator or RandomState, default=None
-        Seed of the random features and samples (same seed, same model on every backend).
-    backend : str or Backend, default='auto'
-        'auto' (the inputs' namespace), 'cpu', 'cuda' or a Backend.
-    dtype : {'float32', 'float64'} or None, default=None
-        Compute dtype; None: float32 whatever the input, float64 where float32 would overflow;
-        'float64': full precision.
-    verbose : int, default=0
-        0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host).
+    <parameters variant to verbose>
     probability : bool, default=False
         ``predict_proba`` for any loss: the model is fitted on 90% of the rows and Platt's sigmoid on
         the other 10% (:mod:`algorithms._models.calibration`).
@@ -149,48 +129,7 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
     ----------
     loss : 'squared', default='squared'
         The regression loss (the only one).
-    variant : {'dsg', 'udsg', 'cdsg'}, default='dsg'
-        "dsg": a new block of random features per iteration; "udsg" (G new blocks, then U updates of
-        old ones) and "cdsg" (an old block updated when the checking rule says so) reuse old ones.
-    kernel : {'rbf', 'laplacian'}, default='rbf'
-        Shift-invariant kernel.
-    gamma : 'median' or float, default='median'
-        Kernel width, or 'median': 1 / median squared distance.
-    lam : float, default=1e-6
-        RKHS penalty (lam / 2) ||f||^2.
-    n_iter : 'auto' or int, default='auto'
-        Iterations (each adds or updates one block); auto: 200 with early stopping, else ~10 passes.
-    batch_size : 'auto' or int, default='auto'
-        Rows drawn per iteration; auto: min(4096, n).
-    early_stopping : 'auto' or bool, default='auto'
-        Stop when the held-out loss stops improving; auto: with n_iter='auto' and >= 10,000 rows.
-    validation_fraction : float, default=0.1
-        Fraction of the rows held out for early stopping.
-    n_iter_no_change : int, default=10
-        Early stopping: iterations without improvement before stopping.
-    tol : float, default=1e-3
-        Early stopping: relative improvement of the held-out loss that counts.
-    block_size : int, default=256
-        Random features per block.
-    step : float, default=1.0
-        Theta of the step schedule.
-    schedule : {'auto', 'theta_over_t', 'constant', 'inverse_scaling'}, default='auto'
-        Step schedule.
-    precondition : float or None, default=0.3
-        Relative ridge of the block preconditioner; None: plain steps.
-    average : bool, default=False
-        Return the Polyak average of the iterates.
-    fit_intercept : bool, default=True
-        Learn an unpenalised constant.
-    random_state : None or int or Generator or RandomState, default=None
-        Seed of the random features and samples (same seed, same model on every backend).
-    backend : str or Backend, default='auto'
-        'auto' (the inputs' namespace), 'cpu', 'cuda' or a Backend.
-    dtype : {'float32', 'float64'} or None, default=None
-        Compute dtype; None: float32 whatever the input, float64 where float32 would overflow;
-        'float64': full precision.
-    verbose : int, default=0
-        0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host).
+    <parameters variant to verbose>
 
     Attributes
     ----------

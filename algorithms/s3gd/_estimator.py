@@ -57,14 +57,7 @@ class S3GDClassifier(WeightedFit, FunctionalClassifier):
         Rows k-means runs on; None: all.
     checkpoint : float, default=0.25
         Epochs between checkpoints (where ``max_time`` is checked).
-    random_state : None or int or Generator or RandomState, default=None
-        Seed of the random features and samples (same seed, same model on every backend).
-    backend : str or Backend, default='auto'
-        'auto' (the inputs' namespace), 'cpu', 'cuda' or a Backend.
-    dtype : {'float32', 'float64'} or None, default=None
-        Compute dtype; None: the input's.
-    verbose : int, default=0
-        0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host).
+    <parameters random_state to verbose>
 
     Attributes
     ----------

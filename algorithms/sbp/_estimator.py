@@ -27,15 +27,7 @@ class SBPClassifier(WeightedFit, FunctionalClassifier):
         Iterations; 'auto': from n (60 sqrt(n), at least 1000, at most n); None: n (one pass).
     batch_size : int, default=1
         Points drawn from under the water per iteration.
-    random_state : None or int or Generator or RandomState, default=None
-        Seed of the random features and samples (same seed, same model on every backend).
-    backend : str or Backend, default='auto'
-        'auto' (the inputs' namespace), 'cpu', 'cuda' or a Backend.
-    dtype : {'float32', 'float64'} or None, default=None
-        Compute dtype; None: float32 whatever the input, float64 where float32 would overflow;
-        'float64': full precision.
-    verbose : int, default=0
-        0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host).
+    <parameters random_state to verbose>
     probability : bool, default=False
         ``predict_proba``: the model is fitted on 90% of the rows and Platt's sigmoid on the other 10%
         (:mod:`algorithms._models.calibration`).

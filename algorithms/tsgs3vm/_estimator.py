@@ -25,33 +25,17 @@ class TSGS3VMClassifier(FunctionalClassifier):
         Weight of the unlabeled loss; None: C n_labeled / n_unlabeled.
     unlabeled_loss : {'shg', 'sshg', 'ramp', 'da'}, default='shg'
         Non-convex loss on the unlabeled rows (the paper's Table 2).
-    kernel : {'rbf', 'laplacian'}, default='rbf'
-        Shift-invariant kernel.
-    gamma : 'median' or float, default='median'
-        Kernel width, or 'median': 1 / median squared distance.
+    <parameters kernel to gamma>
     n_iter : int or None, default=None
         Iterations; None: one pass over the unlabeled data.
     batch_size : int, default=256
         Rows drawn from each of the labeled and unlabeled data.
-    block_size : int, default=256
-        Random features per block.
-    step : float, default=1.0
-        Theta of the step schedule.
-    precondition : float or None, default=0.1
-        Relative ridge of the block preconditioner; None: plain steps.
+    <parameters block_size to precondition>
     balance : bool, default=True
         Keep the mean unlabeled prediction at the labeled class balance.
     feature_budget : 'sqrt' or int or None, default=None
         At most this many random features ('sqrt': sqrt(n_unlabeled)); None: no limit.
-    random_state : None or int or Generator or RandomState, default=None
-        Seed of the random features and samples (same seed, same model on every backend).
-    backend : str or Backend, default='auto'
-        'auto' (the inputs' namespace), 'cpu', 'cuda' or a Backend.
-    dtype : {'float32', 'float64'} or None, default=None
-        Compute dtype; None: float32 whatever the input, float64 where float32 would overflow;
-        'float64': full precision.
-    verbose : int, default=0
-        0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host).
+    <parameters random_state to verbose>
     """
 
     _params = PARAMS

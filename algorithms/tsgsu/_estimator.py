@@ -39,24 +39,12 @@ class TSGSUClassifier(FunctionalClassifier):
         Standard errors below zero before a part counts as negative.
     lam : float, default=0.1
         RKHS penalty (lam / 2) ||f||^2.
-    kernel : {'rbf', 'laplacian'}, default='rbf'
-        Shift-invariant kernel.
-    gamma : 'median' or float, default='median'
-        Kernel width, or 'median': 1 / median squared distance.
+    <parameters kernel to gamma>
     n_iter : int, default=100
         Iterations (each adds a block).
     batch_size : int, default=1000
         Points drawn from each of the similar and unlabeled data.
-    block_size : int, default=32
-        Random features per block.
-    step : float, default=0.5
-        Theta of the step schedule.
-    schedule : {'auto', 'theta_over_t', 'constant', 'inverse_scaling'}, default='auto'
-        Step schedule.
-    precondition : float or None, default=1.0
-        Relative ridge of the block preconditioner; None: plain steps.
-    average : bool, default=True
-        Return the Polyak average of the iterates.
+    <parameters block_size to average>
     feature_budget : int or None, default=None
         At most this many random features; None: no limit.
     fit_intercept : bool, default=True
@@ -65,15 +53,7 @@ class TSGSUClassifier(FunctionalClassifier):
         Label predicted for the class of prior ``prior`` (estimated: the larger class).
     negative_class : label (str, int, float or bool), default=-1
         Label predicted for the other class.
-    random_state : None or int or Generator or RandomState, default=None
-        Seed of the random features and samples (same seed, same model on every backend).
-    backend : str or Backend, default='auto'
-        'auto' (the inputs' namespace), 'cpu', 'cuda' or a Backend.
-    dtype : {'float32', 'float64'} or None, default=None
-        Compute dtype; None: float32 whatever the input, float64 where float32 would overflow;
-        'float64': full precision.
-    verbose : int, default=0
-        0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host).
+    <parameters random_state to verbose>
 
     Examples
     --------

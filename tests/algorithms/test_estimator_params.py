@@ -7,6 +7,7 @@ order and defaults (:meth:`ParamTable.init_mismatches`), and the class docstring
 Parameters section.
 """
 
+import ast
 import inspect
 import pydoc
 import re
@@ -67,17 +68,22 @@ def test_init_only_stores(cls):
 
 
 def _documented(cls):
-    """The names of the class docstring's numpydoc Parameters section, in order."""
+    """``{name: default as written}`` of the class docstring's numpydoc Parameters section, in order."""
     doc = inspect.getdoc(cls)
     section = re.search(r"^Parameters\n-+\n(.*?)(?:\n\n[A-Z][a-z]+\n-+\n|\Z)", doc, re.DOTALL | re.MULTILINE)
     assert section, f"{cls.__name__}'s docstring has no Parameters section"
-    return [m.group(1) for m in re.finditer(r"^(\w+) : ", section.group(1), re.MULTILINE)]
+    return {m.group(1): m.group(2) for m in re.finditer(r"^(\w+) : .*, default=(.*)$", section.group(1), re.MULTILINE)}
 
 
 @BY_NAME
 def test_docstring_lists_every_parameter(cls):
+    """The Parameters section: every parameter, in order, with the table's default."""
     names = [p.name for p in cls._params.estimator_params()]
-    assert _documented(cls) == names
+    documented = _documented(cls)
+    assert list(documented) == names
+    for p in cls._params.estimator_params():
+        assert ast.literal_eval(documented[p.name]) == p.init_default, p.name
+    assert "parameters:" not in inspect.getdoc(cls)  # every <...: ...> line filled in (FunctionalEstimator)
     text = pydoc.render_doc(cls, renderer=pydoc.plaintext)
     for name in names:
         assert re.search(rf"\b{name} : ", text), name
