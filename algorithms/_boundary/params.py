@@ -3,9 +3,12 @@
 Each algorithm module holds a :class:`ParamTable`: one :class:`Param` per
 hyper-parameter (name, default, constraint, one-line doc). The same table
 
-- validates the arguments of the module's ``fit`` at entry (:meth:`ParamTable.validate`;
+- validates the arguments of the module's ``fit`` at entry (:meth:`ParamTable.entry`;
   inner layers then take the validated values and do not check again),
-- generates the scikit-learn estimator's ``__init__`` (:meth:`ParamTable.make_init`),
+- validates the scikit-learn estimator's parameters in its ``fit``, which then calls the
+  function's unchecked body (:meth:`ParamTable.entry`'s ``unchecked``): checked once either way,
+- is what each estimator's explicit ``__init__`` must agree with (names, order,
+  defaults: :meth:`ParamTable.init_mismatches`, asserted by the tests),
 - and is what a command line can read to build its options (``PARAMS.params``).
 
 In the spirit of scikit-learn's ``_parameter_constraints`` (a private module of
@@ -319,6 +322,11 @@ class ParamTable:
         has the table's defaults in its signature, binds each call's arguments,
         validates them once (:meth:`validate`) and calls ``body`` with the converted
         values, so the body and the layers under it take validated values.
+
+        A caller that has validated the values itself (an estimator's ``fit``, against
+        its own table: the function's, or a narrowed copy) calls ``fit.unchecked(*args,
+        **values)`` instead: ``body`` with the table's (converted) defaults for the
+        parameters not given, and no second check.
         """
         sig = inspect.signature(body)
         names = [n for n, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY]
@@ -341,33 +349,38 @@ class ParamTable:
             return body(**arguments)
 
         checked.__signature__ = public
+        defaults = {p.name: p.constraint.check(p.name, p.default) for p in self.params if p.default is not REQUIRED}
+
+        def unchecked(*args, **values):
+            return body(*args, **{**defaults, **values})
+
+        unchecked.__doc__ = f"``{body.__qualname__}`` on parameters already validated (see ParamTable.entry)."
+        checked.unchecked = unchecked
         return checked
 
     def estimator_params(self):
+        """The parameters a scikit-learn estimator has (``estimator=True``), in table order."""
         return tuple(p for p in self.params if p.estimator)
 
-    def make_init(self, qualname):
-        """An ``__init__(self, *, <estimator params with defaults>)`` that only stores
-        them (scikit-learn's rule); its signature is what ``get_params`` reads."""
-        params = self.estimator_params()
-        names = {p.name for p in params}
-
-        def __init__(self, **kwargs):
-            unknown = sorted(set(kwargs) - names)
-            if unknown:
-                msg = f"{qualname}() got an unexpected keyword argument {unknown[0]!r}"
-                raise TypeError(msg)
-            for p in params:
-                setattr(self, p.name, kwargs.get(p.name, p.init_default))
-
-        keyword = inspect.Parameter.KEYWORD_ONLY
-        __init__.__signature__ = inspect.Signature(
-            [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-            + [inspect.Parameter(p.name, keyword, default=p.init_default) for p in params]
-        )
-        __init__.__qualname__ = f"{qualname}.__init__"
-        __init__.__doc__ = "Store the parameters (see the class docstring); nothing is checked until ``fit``."
-        return __init__
+    def init_mismatches(self, init):
+        """Differences between an estimator's ``__init__`` and the table's estimator view
+        (:meth:`estimator_params`: names, order, ``init_default``): an empty list when they
+        agree. Every argument but ``self`` must be keyword-only (scikit-learn's rule). For a test."""
+        sig = inspect.signature(init)
+        args = [p for n, p in sig.parameters.items() if n != "self"]
+        out = [f"{p.name} is not keyword-only" for p in args if p.kind is not p.KEYWORD_ONLY]
+        want = self.estimator_params()
+        for got, p in zip(args, want):
+            if got.name != p.name:
+                out.append(f"{got.name} != {p.name}")
+            elif got.default is inspect.Parameter.empty:
+                out.append(f"{got.name}: no default, the table's is {p.init_default!r}")
+            elif not (got.default is p.init_default or (type(got.default) is type(p.init_default)
+                                                        and got.default == p.init_default)):
+                out.append(f"{got.name}: default {got.default!r} != {p.init_default!r}")
+        if len(args) != len(want):
+            out.append(f"{len(args)} arguments, {len(want)} estimator parameters in the table")
+        return out
 
     def signature_mismatches(self, func, *, skip=()):
         """Differences between ``func``'s keyword-only arguments and the table (names,

@@ -7,6 +7,7 @@ Algorithms validate once in ``fit`` / ``predict`` and then call the ops with
 from __future__ import annotations
 
 import contextlib
+import math
 import numbers
 import re
 
@@ -82,20 +83,25 @@ def check_X(X, bk, dtype, *, name="X", min_samples=1, accept_sparse=False):
     check_shape(X, name, min_samples, hint="; reshape a single feature with X.reshape(-1, 1)")
     X = bk.asarray(X)
     X = xp.astype(X, float_dtype_for(bk, X, dtype)) if X.dtype != float_dtype_for(bk, X, dtype) else X
-    if not bool(xp.all(xp.isfinite(X))):
+    # One pass over X answers both checks: max |x| is NaN or inf exactly when X holds a NaN
+    # or an inf (max propagates NaN: NumPy, CuPy, the array API standard).
+    largest = float(xp.max(xp.abs(X))) if X.shape[0] and X.shape[1] else 0.0
+    if not math.isfinite(largest):
         msg = f"`{name}` contains NaN or infinite values"
         raise ValueError(msg)
-    check_squares_finite(X, xp, name)
+    check_squares_finite(X, xp, name, largest=largest)
     return X
 
 
-def check_squares_finite(X, xp, name="X"):
+def check_squares_finite(X, xp, name="X", *, largest=None):
     """The algorithms sum squares of rows (distances, kernel widths, norms): refuse
     finite values whose squared row sums would overflow the dtype (a bound: the largest
-    magnitude squared times the number of features), so nothing goes silently to inf."""
+    magnitude squared times the number of features), so nothing goes silently to inf.
+    ``largest``: ``max |X|`` when the caller has it (finite)."""
     if X.shape[0] == 0 or X.shape[1] == 0:
         return
-    largest = float(xp.max(xp.abs(X)))
+    if largest is None:
+        largest = float(xp.max(xp.abs(X)))
     limit = float(xp.finfo(X.dtype).max)
     if largest * largest * X.shape[1] >= limit:  # host float64: no overflow here
         msg = (
@@ -342,17 +348,21 @@ def naming_arguments():
         raise type(exc)(f"{names}: {text}") from exc
 
 
-def sklearn_validate(est, X, y, *, reset):
+def sklearn_validate(est, X, y, *, reset, check_finite=True):
     """scikit-learn's own validation for NumPy-like inputs (its messages and
     conventions), ours for array-API arrays and cupyx.scipy.sparse matrices (they
-    stay on their device)."""
+    stay on their device).
+
+    ``check_finite=False`` leaves X's NaN / inf to the caller's :func:`check_X` (the
+    estimators' fit and predict: one scan of X, not two); ``y`` is checked either way."""
     on_device_sparse = type(X).__module__.startswith("cupyx")  # scikit-learn would copy it to NumPy
     if is_numpy_like(X) and not on_device_sparse and (y is None or is_numpy_like(y)):
         from sklearn.utils.validation import validate_data
 
         # Estimators over the engine fits take scipy.sparse (any format; the fit makes it CSR).
         sparse = ("csr", "csc", "coo") if getattr(est, "_accept_sparse", False) else False
-        kw = {"reset": reset, "dtype": [np.float64, np.float32], "accept_sparse": sparse}
+        kw = {"reset": reset, "dtype": [np.float64, np.float32], "accept_sparse": sparse,
+              "ensure_all_finite": check_finite}
         if y is None:
             return validate_data(est, X, **kw)
         return validate_data(est, X, y, y_numeric=isinstance(est, RegressorMixin), **kw)

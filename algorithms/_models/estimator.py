@@ -1,9 +1,11 @@
 """One scikit-learn estimator base for every algorithm module.
 
-A subclass names its module's parameter table and functions; the base generates
-``__init__`` from the table, validates the data the scikit-learn way, and hands
-``fit`` the module's arguments through one hook, :meth:`FunctionalEstimator._fit_args`,
-for the label conventions that differ:
+A subclass names its module's parameter table and functions and writes its
+``__init__`` out (keyword-only arguments it only stores, scikit-learn's rule; a test
+holds it to the table: :meth:`~algorithms._boundary.params.ParamTable.init_mismatches`);
+the base validates the data the scikit-learn way, and hands ``fit`` the module's
+arguments through one hook, :meth:`FunctionalEstimator._fit_args`, for the label
+conventions that differ:
 
 - supervised (the default): ``fit(X, y)``;
 - semi-supervised: unlabeled rows carry ``y == -1`` and the module's ``fit`` splits them;
@@ -14,6 +16,8 @@ for the label conventions that differ:
 from __future__ import annotations
 
 import inspect
+import re
+import textwrap
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier
@@ -23,18 +27,54 @@ from sklearn.utils.validation import check_is_fitted
 from .dask_arrays import is_dask_array
 from .._boundary.validation import check_labels, is_numpy_like, naming_arguments, sklearn_validate
 
+#: The numpydoc Parameters entries, ``name: (type, description)``, of the settings several
+#: estimators share (the table's ``common()`` definitions), written once; a subclass adds its
+#: own in ``_doc_entries``. A class docstring's line ``<parameters FIRST to LAST>`` stands for
+#: the entries of its table's estimator parameters FIRST through LAST, each with the table's
+#: default (so a default is written in one place, the table).
+DOC_ENTRIES = {
+    "kernel": ("{'rbf', 'laplacian'}", "Shift-invariant kernel of the random features."),
+    "gamma": ("'median' or float", "Kernel width, or 'median': 1 / median squared distance."),
+    "block_size": ("int", "Random features per block."),
+    "step": ("float", "Theta of the step schedule."),
+    "schedule": ("{'auto', 'theta_over_t', 'constant', 'inverse_scaling'}", "Step schedule."),
+    "precondition": ("float or None", "Relative ridge of the block preconditioner; None: plain steps."),
+    "average": ("bool", "Return the Polyak average of the iterates."),
+    "fit_intercept": ("bool", "Learn an unpenalised constant."),
+    "random_state": ("None, int or numpy Generator / RandomState",
+                     "Seed of the random draws (the same seed gives the same model on every backend)."),
+    "backend": ("{'auto', 'cpu', 'cuda'} or Backend", "'auto': the inputs' namespace."),
+    "dtype": ("{'float32', 'float64'} or None", ("Compute dtype; None: float32 whatever the input (S3GD: the "
+                                                 "input's own), float64 where float32 would overflow; "
+                                                 "'float64': full precision.")),
+    "verbose": ("int", "0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host)."),
+}
+
+
+def _doc_entries(cls, first, last):
+    """The Parameters entries of ``cls``'s estimator parameters ``first`` through ``last``."""
+    names = [p.name for p in cls._params.estimator_params()]
+    lines = []
+    for name in names[names.index(first):names.index(last) + 1]:
+        kind, text = cls._doc_entries[name]
+        lines.append(f"    {name} : {kind}, default={cls._params[name].init_default!r}")
+        lines += textwrap.wrap(text, 104, initial_indent=" " * 8, subsequent_indent=" " * 8)
+    return "".join(line + "\n" for line in lines)
+
 
 class FunctionalEstimator(BaseEstimator):
     """A scikit-learn estimator over a module's ``fit`` / ``decision_function`` / ``predict``.
 
-    Subclasses set ``_params`` (the module's :class:`~algorithms._boundary.params.ParamTable`)
-    and ``_fit`` / ``_decision_function`` / ``_predict`` (the module's functions, as
-    ``staticmethod``); ``__init__`` is generated from the table's estimator
-    parameters. ``fit`` validates ``X`` and ``y``, calls ``_fit(*self._fit_args(X, y),
-    **self.get_params())`` and keeps the model as ``model_``. CuPy in, CuPy out.
+    Subclasses set ``_params`` (the estimator's :class:`~algorithms._boundary.params.ParamTable`:
+    the module's, or a narrowed copy plus ``probability``), ``_fit`` / ``_decision_function`` /
+    ``_predict`` (the module's functions, as ``staticmethod``) and an explicit ``__init__``
+    with the table's estimator parameters. ``fit`` validates ``X`` and ``y``, calls
+    ``_fit(*self._fit_args(X, y), **self.get_params())`` and keeps the model as ``model_``.
+    CuPy in, CuPy out.
     """
 
     _params = None
+    _doc_entries = DOC_ENTRIES  # the docstring's shared Parameters entries (see DOC_ENTRIES)
     #: Whether ``_fit`` / ``_predict`` take scipy.sparse ``X`` (validated as any
     #: format, handed over as is; the fit makes it CSR).
     _accept_sparse = False
@@ -46,8 +86,10 @@ class FunctionalEstimator(BaseEstimator):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if cls.__dict__.get("_params") is not None and "__init__" not in cls.__dict__:
-            cls.__init__ = cls._params.make_init(cls.__qualname__)
+        doc = cls.__dict__.get("__doc__")
+        if doc and cls._params is not None:  # the docstring's <parameters FIRST to LAST> lines filled in
+            cls.__doc__ = re.sub(r"^    <parameters (\w+) to (\w+)>\n", lambda m: _doc_entries(cls, m[1], m[2]), doc,
+                                 flags=re.MULTILINE)
 
     def _fit_args(self, X, y, rows=None):
         """The module ``fit``'s positional arguments from validated ``(X, y)``: the hook
@@ -59,20 +101,26 @@ class FunctionalEstimator(BaseEstimator):
         if y is None:
             msg = f"`y`: {type(self).__name__} requires y to be passed, but the target y is None"
             raise ValueError(msg)
-        # The estimator's own table (it may narrow the function's: a classifier's losses).
-        type(self)._params.validate(self.get_params())
-        params = self._function_params()
-        calibrated = bool(getattr(self, "probability", False))
+        # The one check of the parameters: the estimator's own table (it may narrow the
+        # function's, a classifier's losses, and adds `probability`); the function's body
+        # then takes the validated values unchecked (ParamTable.entry).
+        values = type(self)._params.validate(self.get_params())
+        params = self._function_params(values)
+        fit = type(self)._fit.unchecked
+        calibrated = bool(values.get("probability", False))
         if is_dask_array(X):  # data-parallel on the cluster (dsg, tsgs3vm, tsgsu): chunks stay lazy
             if calibrated:
                 msg = "`probability=True` needs in-memory rows (NumPy, CuPy, sparse) to hold out; got a dask array"
                 raise ValueError(msg)
-            self.model_ = type(self)._fit(*self._fit_args(X, y), **params)
+            self.model_ = fit(*self._fit_args(X, y), **params)
         else:
             with naming_arguments():
                 if is_classifier(self) and is_numpy_like(y) and np.asarray(y).dtype.kind == "O":
                     check_labels(y, None)  # mixed str / number labels: scikit-learn fails on a sort
-                X, y = sklearn_validate(self, X, y, reset=True)
+                # X's values are checked once, by the function's check_X; with probability=True the
+                # function sees only the fit rows, so scikit-learn's scan refuses a NaN in a held-out
+                # row before the fit rather than after it.
+                X, y = sklearn_validate(self, X, y, reset=True, check_finite=calibrated)
                 if is_classifier(self) and is_numpy_like(y):
                     from sklearn.utils.multiclass import check_classification_targets
 
@@ -80,27 +128,27 @@ class FunctionalEstimator(BaseEstimator):
             if calibrated:  # Platt's sigmoid on held-out rows (algorithms._models.calibration)
                 from .calibration import fit_calibrated
 
-                self.model_ = fit_calibrated(lambda X_fit, y_fit, rows, **kw: type(self)._fit(
+                self.model_ = fit_calibrated(lambda X_fit, y_fit, rows, **kw: fit(
                     *self._fit_args(X_fit, y_fit, rows), **kw), X, y, params)
             else:
-                self.model_ = type(self)._fit(*self._fit_args(X, y), **params)
+                self.model_ = fit(*self._fit_args(X, y), **params)
         self.n_features_in_ = self.model_.n_features_in
         if is_classifier(self):
             self.classes_ = np.asarray(self.model_.classes)
         return self
 
-    def _function_params(self):
+    def _function_params(self, values=None):
         """The parameters the module's ``fit`` takes (an estimator may have more of its own,
-        such as ``probability``)."""
+        such as ``probability``), from ``values`` (default: ``get_params()``)."""
         taken = inspect.signature(type(self)._fit).parameters
-        return {k: v for k, v in self.get_params().items() if k in taken}
+        return {k: v for k, v in (self.get_params() if values is None else values).items() if k in taken}
 
     def _validated(self, X):
         check_is_fitted(self, "model_")
         if is_dask_array(X):  # predicted chunk-wise and lazily by the model (algorithms._models.dask_arrays)
             return X
-        with naming_arguments():
-            return sklearn_validate(self, X, None, reset=False)
+        with naming_arguments():  # X's values: checked once, by the model's check_X
+            return sklearn_validate(self, X, None, reset=False, check_finite=False)
 
     def predict(self, X):
         """Predicted labels (or values for a regressor); CuPy in, CuPy out."""

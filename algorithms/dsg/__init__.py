@@ -29,13 +29,12 @@ from ._fit import (
     build,
     CLASSIFICATION_LOSSES,
     decision_function,
-    DSGClassifier,
-    DSGRegressor,
     fit,
     LOSSES,
     objective,
     PARAMS,
     predict,
 )
+from ._estimator import DSGClassifier, DSGRegressor
 
 __all__ = ['decision_function', 'DSGClassifier', 'DSGRegressor', 'fit', 'LOSSES', 'objective', 'predict']

@@ -41,7 +41,7 @@ from ._fit import (
     PARAMS,
     PENALTIES,
     predict,
-    S3GDClassifier,
 )
+from ._estimator import S3GDClassifier
 
 __all__ = ['decision_function', 'fit', 'LOSSES', 'METHODS', 'objective', 'PENALTIES', 'predict', 'S3GDClassifier']

@@ -10,7 +10,6 @@ from kbackends.losses import PSI_CODES, psi
 
 from . import _setup as setup
 from . import _loop
-from .._models.estimator import FunctionalClassifier, WeightedFit
 from .._boundary.finite import check_finite_fit
 from .._models.model import LinearModel
 from .._boundary.params import Param, ParamTable, common_tail, either, instance, integer, none, options, real
@@ -190,7 +189,7 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     clock = setup.Clock()
     clock.start()
     y_host = to_numpy(y_index)
-    sw_host = setup.row_weights(class_weights, classes, y_host, setup.check_sample_weight(sample_weight, n))
+    sw_host = setup.row_weights(class_weights, classes, y_host, setup.sample_weights_or_ones(sample_weight, n))
     check_class_weights(y_host, sw_host, classes, what="the row weights (`sample_weight` times `class_weight`)")
     auto_step = isinstance(step, str)
     step, tol, inner_iter, rms = _defaults_from_data(X, xp, sw_host, step, tol, inner_iter, method=method,
@@ -296,7 +295,7 @@ def objective(model, X, y, sample_weight=None, *, backend="auto"):
     if isinstance(cw_spec, dict):  # saved with string keys (JSON): back to the labels
         cw_spec = {label: cw_spec[str(label)] for label in classes.tolist() if str(label) in cw_spec}
     y_index = to_numpy(encode_known_classes(y_host, classes, resolve("cpu")))
-    sw_host = setup.row_weights(cw_spec, classes, y_index, setup.check_sample_weight(sample_weight, X.shape[0]))
+    sw_host = setup.row_weights(cw_spec, classes, y_index, setup.sample_weights_or_ones(sample_weight, X.shape[0]))
     weights = xp.astype(bk.asarray(sw_host), X.dtype)
     positives = [1] if classes.size == 2 else list(range(classes.size))
     total = 0.0
@@ -313,54 +312,3 @@ def objective(model, X, y, sample_weight=None, *, backend="auto"):
         penalty = {"l2": lam * sq, "l1": lam * l1n, "elasticnet": lam * (r * l1n + (1 - r) * sq)}[p["penalty"]]
         total += data + penalty
     return total
-
-
-class S3GDClassifier(WeightedFit, FunctionalClassifier):
-    """Linear classifier trained by S3GD (or prox-SVRG / prox-SGD), scikit-learn style.
-
-    Parameters are those of :func:`algorithms.s3gd.fit`. Like scikit-learn's linear
-    classifiers it exposes ``coef_`` (n_outputs, n_features) and ``intercept_``
-    (n_outputs,), ``n_outputs = 1`` for two classes; the intercept is the weight of
-    the constant feature appended during fitting (so it is regularised).
-
-    Takes dense arrays (NumPy, CuPy, any array-API namespace) and scipy.sparse
-    matrices (CSR / CSC / COO, cpu backend: never densified); ``fit`` takes
-    ``sample_weight`` (scikit-learn's semantics: see :func:`algorithms.s3gd.fit`).
-
-    Attributes
-    ----------
-    model_ : LinearModel
-    coef_, intercept_ : arrays on the input's backend
-    classes_ : ndarray of shape (n_classes,)
-    n_features_in_ : int
-    n_iter_ : float
-        Epochs run (passes of sampled rows; the largest over the one-vs-rest problems):
-        fewer than ``max_epochs`` when ``tol`` stopped the fit.
-
-    Examples
-    --------
-    >>> from algorithms import S3GDClassifier
-    >>> from algorithms.datasets import example_data
-    >>> X, y = example_data()  # breast cancer, standardised
-    >>> S3GDClassifier(step=0.1, max_epochs=5, random_state=0).fit(X, y).score(X, y) > 0.95
-    True
-    """
-
-    _params = PARAMS
-    _fit = staticmethod(fit)
-    _decision_function = staticmethod(decision_function)
-    _predict = staticmethod(predict)
-    _accept_sparse = True  # CSR X (scipy; cupyx on cuda): the anchor ops and the loop read its rows
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit on (X, y), rows weighted by ``sample_weight`` (None: all 1); sets ``coef_``,
-        ``intercept_`` like scikit-learn's linear models, and ``n_iter_`` (epochs run)."""
-        super().fit(X, y, sample_weight)
-        self.coef_ = self.model_.coef
-        self.intercept_ = self.model_.intercept
-        return self
-
-    def _n_iter_done(self):
-        return float(max(self.model_.params["epochs"]))
-
-

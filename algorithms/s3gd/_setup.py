@@ -12,7 +12,7 @@ import numpy as np
 
 from kbackends import get_kernel, ops, to_numpy
 
-from .._boundary.fit_plan import check_sample_weight as fit_plan_check
+from .._boundary.fit_plan import check_sample_weight
 from .._boundary.sparse import is_sparse, take_rows
 from .._boundary.validation import check_nonneg_float
 
@@ -134,10 +134,11 @@ def check_class_weight(class_weight, classes):
     raise ValueError(msg)
 
 
-def check_sample_weight(sample_weight, n):
-    """``sample_weight`` as float64 (n,) host weights (None, or all equal: ones), checked
-    by the fits' one rule (:func:`algorithms._boundary.fit_plan.check_sample_weight`)."""
-    w = fit_plan_check(sample_weight, n)
+def sample_weights_or_ones(sample_weight, n):
+    """``sample_weight`` as float64 (n,) host weights, ones for None or all equal (S3GD's
+    loop always weighs its rows), checked by the fits' one rule
+    (:func:`algorithms._boundary.fit_plan.check_sample_weight`, which gives None for those)."""
+    w = check_sample_weight(sample_weight, n)
     return np.ones(n) if w is None else w
 
 

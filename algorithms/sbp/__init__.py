@@ -51,7 +51,7 @@ from ._fit import (
     nu_from_svm,
     PARAMS,
     predict,
-    SBPClassifier,
 )
+from ._estimator import SBPClassifier
 
 __all__ = ['decision_function', 'fit', 'KERNELS', 'nu_from_svm', 'predict', 'SBPClassifier']

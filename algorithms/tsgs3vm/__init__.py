@@ -34,8 +34,8 @@ from ._fit import (
     fit,
     PARAMS,
     predict,
-    TSGS3VMClassifier,
     UNLABELED_LOSSES,
 )
+from ._estimator import TSGS3VMClassifier
 
 __all__ = ['decision_function', 'fit', 'predict', 'TSGS3VMClassifier', 'UNLABELED_LOSSES']

@@ -12,7 +12,6 @@ from kbackends.losses import HINGE, UNLABELED_LOSSES
 
 from .. import _engine, distributed
 from . import _distributed
-from .._models.estimator import FunctionalClassifier
 from .._models.model import RFFModel
 from .._boundary.params import (
     Constraint, Param, ParamTable, boolean, common, common_tail, either, engine_settings, integer, none,
@@ -20,7 +19,7 @@ from .._boundary.params import (
 )
 from .._boundary.sparse import stack_rows, take_rows
 from .._boundary.validation import as_compute_dtype, check_gamma, check_labels, check_X, seed_from
-from ..dsg import decision_function, predict
+from ..dsg import decision_function, predict  # noqa: F401 (public here: tsgs3vm.predict)
 
 
 # The hyper-parameters of fit and TSGS3VMClassifier (and the command line), once.
@@ -175,24 +174,6 @@ def _build(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, 
                                     params=params)
 
     return _engine.Problem(sources, settings, bk, X.dtype, finish)
-
-
-class TSGS3VMClassifier(FunctionalClassifier):
-    """Semi-supervised SVM (TSGS3VM) as a scikit-learn estimator.
-
-    ``fit(X, y)`` with unlabeled rows marked ``y == -1`` (scikit-learn's
-    semi-supervised convention, as in ``SelfTrainingClassifier``); parameters
-    as in :func:`algorithms.tsgs3vm.fit`. No ``probability`` parameter (unlike
-    DSG and SBP): its labelled rows are the scarce part, and holding 10% of them
-    out for Platt's sigmoid leaves too few for the sigmoid and costs the fit the
-    labels it needs most; ``sklearn.calibration.CalibratedClassifierCV`` wraps it.
-    """
-
-    _params = PARAMS
-    _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
-    _fit = staticmethod(fit)
-    _decision_function = staticmethod(decision_function)
-    _predict = staticmethod(predict)
 
 
 # The problem a fit runs, for a runner of one's own (checked like fit).

@@ -19,11 +19,41 @@ class TSGSUClassifier(FunctionalClassifier):
     marks the similar points); ``predict`` returns ``positive_class`` (default +1)
     for the class of prior ``prior`` and ``negative_class`` (default -1) for the
     other; with ``prior=None`` the prior is estimated and ``positive_class`` is the
-    **larger** class. ``classes_`` is the two labels, sorted. Parameters as in
-    :func:`algorithms.tsgsu.fit`. ``X`` may be scipy.sparse or, on cuda,
+    **larger** class. ``classes_`` is the two labels, sorted. The parameters are those
+    of :func:`algorithms.tsgsu.fit` that a model keeps. ``X`` may be scipy.sparse or, on cuda,
     cupyx.scipy.sparse (kept sparse) or a dask array (trained on the current ``distributed.Client``'s
     workers, :mod:`algorithms.distributed`; ``y`` = s is read into memory to
     split the rows).
+
+    Parameters
+    ----------
+    prior : float or None, default=None
+        Class prior pi_+ (not 1/2); None: estimated from the data.
+    loss : {'squared', 'logistic'}, default='squared'
+        Margin loss l(z, t).
+    correction : {'abs', 'relu', 'none'}, default='abs'
+        Delta of Eq. (9) on the two parts of the risk.
+    correction_smoothing : float, default=0.9
+        Weight on the past of the parts' running averages.
+    correction_margin : float, default=2.0
+        Standard errors below zero before a part counts as negative.
+    lam : float, default=0.1
+        RKHS penalty (lam / 2) ||f||^2.
+    <parameters kernel to gamma>
+    n_iter : int, default=100
+        Iterations (each adds a block).
+    batch_size : int, default=1000
+        Points drawn from each of the similar and unlabeled data.
+    <parameters block_size to average>
+    feature_budget : int or None, default=None
+        At most this many random features; None: no limit.
+    fit_intercept : bool, default=True
+        Learn an unpenalised constant.
+    positive_class : label (str, int, float or bool), default=1
+        Label predicted for the class of prior ``prior`` (estimated: the larger class).
+    negative_class : label (str, int, float or bool), default=-1
+        Label predicted for the other class.
+    <parameters random_state to verbose>
 
     Examples
     --------
@@ -44,6 +74,35 @@ class TSGSUClassifier(FunctionalClassifier):
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
+
+    def __init__(self, *, prior=None, loss="squared", correction="abs", correction_smoothing=0.9,
+                 correction_margin=2.0, lam=0.1, kernel="rbf", gamma="median", n_iter=100, batch_size=1000,
+                 block_size=32, step=0.5, schedule="auto", precondition=1.0, average=True, feature_budget=None,
+                 fit_intercept=True, positive_class=1, negative_class=-1, random_state=None, backend="auto",
+                 dtype=None, verbose=0):
+        self.prior = prior
+        self.loss = loss
+        self.correction = correction
+        self.correction_smoothing = correction_smoothing
+        self.correction_margin = correction_margin
+        self.lam = lam
+        self.kernel = kernel
+        self.gamma = gamma
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.block_size = block_size
+        self.step = step
+        self.schedule = schedule
+        self.precondition = precondition
+        self.average = average
+        self.feature_budget = feature_budget
+        self.fit_intercept = fit_intercept
+        self.positive_class = positive_class
+        self.negative_class = negative_class
+        self.random_state = random_state
+        self.backend = backend
+        self.dtype = dtype
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

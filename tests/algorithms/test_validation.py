@@ -2,8 +2,6 @@
 declared once (its ``PARAMS`` table) and checked once at entry, by the function and the
 estimator alike; labels are checked the same way for every classifier."""
 
-import inspect
-
 import numpy as np
 import pytest
 
@@ -21,8 +19,7 @@ from algorithms import (
     tsgs3vm,
     tsgsu,
 )
-from algorithms._models.calibration import PROBABILITY
-from algorithms._boundary.params import REQUIRED, GAMMA, RANDOM_STATE, ParamTable
+from algorithms._boundary.params import GAMMA, RANDOM_STATE, ParamTable
 
 MODULES = {"dsg": dsg, "tsgs3vm": tsgs3vm, "tsgsu": tsgsu, "sbp": sbp, "s3gd": s3gd}
 ESTIMATORS = {
@@ -62,24 +59,6 @@ def test_fit_signature_is_the_table(name):
     module = MODULES[name]
     assert isinstance(module.PARAMS, ParamTable)
     assert module.PARAMS.signature_mismatches(module.fit) == []
-
-
-@pytest.mark.parametrize("cls", list(ESTIMATORS), ids=lambda c: c.__name__)
-def test_estimator_init_is_generated_from_the_table(cls):
-    sig = inspect.signature(cls.__init__)
-    names = [n for n in sig.parameters if n != "self"]
-    table = cls._params
-    assert names == [p.name for p in table.estimator_params()]
-    for p in table.estimator_params():
-        assert sig.parameters[p.name].default == p.init_default
-        assert p.init_default is not REQUIRED
-        # the estimator narrows (never widens) the function's table, but for `probability`: the
-        # estimator holds rows out and calibrates (algorithms._models.calibration), the function does not
-        assert p.name in ESTIMATORS[cls].PARAMS or p is PROBABILITY
-    est = cls()
-    assert est.get_params() == {p.name: p.init_default for p in table.estimator_params()}
-    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
-        cls(bogus=1)
 
 
 def test_every_param_has_a_doc_line():

@@ -1,0 +1,171 @@
+"""DSGClassifier and DSGRegressor: the scikit-learn estimators over :func:`algorithms.dsg.fit`."""
+
+from __future__ import annotations
+
+from sklearn.base import RegressorMixin
+
+from .. import distributed
+from .._boundary.params import options
+from .._models.calibration import with_probability
+from .._models.estimator import DOC_ENTRIES, FunctionalClassifier, FunctionalEstimator, WeightedFit
+from ._fit import CLASSIFICATION_LOSSES, DISTRIBUTED, PARAMS, decision_function, fit, predict
+
+
+# The Parameters entries of the DSG estimators' docstrings: the shared ones (DOC_ENTRIES) and
+# DSG's own, written once for DSGClassifier and DSGRegressor.
+_DOC_ENTRIES = {
+    **DOC_ENTRIES,
+    "variant": ("{'dsg', 'udsg', 'cdsg'}", ("'dsg': a new block of random features per iteration; 'udsg' "
+                                            "(G new blocks, then U updates of old ones) and 'cdsg' (an old "
+                                            "block updated when the checking rule says so) reuse old ones.")),
+    "lam": ("float", "RKHS penalty (lam / 2) ||f||^2."),
+    "n_iter": ("'auto' or int", ("Iterations (each adds or updates one block); 'auto': 200 with early "
+                                 "stopping, else ~10 passes.")),
+    "batch_size": ("'auto' or int", "Rows drawn per iteration; 'auto': min(4096, n)."),
+    "early_stopping": ("'auto' or bool", ("Stop when the held-out loss stops improving; 'auto': with "
+                                          "n_iter='auto' and >= 10,000 rows.")),
+    "validation_fraction": ("float", "Fraction of the rows held out for early stopping."),
+    "n_iter_no_change": ("int", "Early stopping: iterations without improvement before stopping."),
+    "tol": ("float", "Early stopping: relative improvement of the held-out loss that counts."),
+}
+
+
+class _DSGFit(WeightedFit):
+    """``partial_fit`` of the DSG estimators (``fit`` with ``sample_weight``: :class:`WeightedFit`)."""
+
+    _doc_entries = _DOC_ENTRIES
+
+    def partial_fit(self, X, y, classes=None):
+        """Continue the fit on one batch of rows (for data streamed by your own loader).
+
+        Each call runs ``ceil(len(X) / batch_size)`` iterations sampling from this
+        batch, resuming the step schedule, the blocks and the coefficients where the
+        last call left them; ``classes`` (classifiers) and ``gamma="median"`` are
+        fixed by the first call. ``n_iter`` is not used.
+        """
+        distributed.partial_fit(self, X, y, DISTRIBUTED, classes=classes)
+        self.n_iter_ = int(self.model_.params["n_iter_done"])
+        return self
+
+
+class DSGClassifier(_DSGFit, FunctionalClassifier):
+    """Kernel classifier by doubly stochastic gradients (DSG / UDSG / CDSG).
+
+    The parameters are those of :func:`algorithms.dsg.fit` that a model keeps (the
+    classification losses only), and ``probability``. Accepts NumPy, CuPy, scipy.sparse
+    or cupyx.scipy.sparse ``X``; outputs follow the input's namespace.
+
+    Parameters
+    ----------
+    loss : {'hinge', 'squared_hinge', 'logistic'}, default='hinge'
+        The classification loss; "logistic" gives ``predict_proba`` (log-odds decision values).
+    <parameters variant to verbose>
+    probability : bool, default=False
+        ``predict_proba`` for any loss: the model is fitted on 90% of the rows and Platt's sigmoid on
+        the other 10% (:mod:`algorithms._models.calibration`).
+
+    Attributes
+    ----------
+    model_ : RFFModel
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    n_iter_ : int
+        Iterations run (early stopping may end the fit before ``n_iter``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from algorithms import DSGClassifier
+    >>> X, y = load_digits(return_X_y=True)
+    >>> clf = DSGClassifier(n_iter=40, batch_size=512, gamma=0.02, random_state=0).fit(X / 16, y)
+    >>> clf.score(X / 16, y) > 0.95
+    True
+    """
+
+    # A classifier's losses only: squared-loss predictions are values, not labels; and
+    # `probability` (predict_proba for every loss: algorithms._models.calibration).
+    _params = with_probability(PARAMS.replace(loss={"constraint": options(*CLASSIFICATION_LOSSES)}))
+    _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
+    _fit = staticmethod(fit)
+    _decision_function = staticmethod(decision_function)
+    _predict = staticmethod(predict)
+
+    def __init__(self, *, loss="hinge", variant="dsg", kernel="rbf", gamma="median", lam=1e-6, n_iter="auto",
+                 batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
+                 tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
+                 fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0,
+                 probability=False):
+        self.loss = loss
+        self.variant = variant
+        self.kernel = kernel
+        self.gamma = gamma
+        self.lam = lam
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.block_size = block_size
+        self.step = step
+        self.schedule = schedule
+        self.precondition = precondition
+        self.average = average
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.backend = backend
+        self.dtype = dtype
+        self.verbose = verbose
+        self.probability = probability
+
+
+class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
+    """Kernel ridge-style regression by doubly stochastic gradients (squared loss).
+
+    The parameters are those of :func:`algorithms.dsg.fit` that a model keeps, with
+    ``loss="squared"`` (the only regression loss).
+
+    Parameters
+    ----------
+    loss : 'squared', default='squared'
+        The regression loss (the only one).
+    <parameters variant to verbose>
+
+    Attributes
+    ----------
+    model_ : RFFModel
+    n_features_in_ : int
+    n_iter_ : int
+        Iterations run (early stopping may end the fit before ``n_iter``).
+    """
+
+    _params = PARAMS.replace(loss={"default": "squared", "constraint": options("squared")})
+    _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
+    _fit = staticmethod(fit)
+    _predict = staticmethod(predict)
+
+    def __init__(self, *, loss="squared", variant="dsg", kernel="rbf", gamma="median", lam=1e-6, n_iter="auto",
+                 batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
+                 tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
+                 fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0):
+        self.loss = loss
+        self.variant = variant
+        self.kernel = kernel
+        self.gamma = gamma
+        self.lam = lam
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.block_size = block_size
+        self.step = step
+        self.schedule = schedule
+        self.precondition = precondition
+        self.average = average
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.backend = backend
+        self.dtype = dtype
+        self.verbose = verbose

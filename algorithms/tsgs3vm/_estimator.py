@@ -1,0 +1,65 @@
+"""TSGS3VMClassifier: the scikit-learn estimator over :func:`algorithms.tsgs3vm.fit`."""
+
+from __future__ import annotations
+
+from .._models.estimator import FunctionalClassifier
+from ..dsg import decision_function, predict
+from ._fit import PARAMS, fit
+
+
+class TSGS3VMClassifier(FunctionalClassifier):
+    """Semi-supervised SVM (TSGS3VM) as a scikit-learn estimator.
+
+    ``fit(X, y)`` with unlabeled rows marked ``y == -1`` (scikit-learn's
+    semi-supervised convention, as in ``SelfTrainingClassifier``); the parameters
+    are those of :func:`algorithms.tsgs3vm.fit` that a model keeps. No ``probability`` parameter (unlike
+    DSG and SBP): its labelled rows are the scarce part, and holding 10% of them
+    out for Platt's sigmoid leaves too few for the sigmoid and costs the fit the
+    labels it needs most; ``sklearn.calibration.CalibratedClassifierCV`` wraps it.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Weight of the mean labeled hinge loss.
+    C_star : float or None, default=None
+        Weight of the unlabeled loss; None: C n_labeled / n_unlabeled.
+    unlabeled_loss : {'shg', 'sshg', 'ramp', 'da'}, default='shg'
+        Non-convex loss on the unlabeled rows (the paper's Table 2).
+    <parameters kernel to gamma>
+    n_iter : int or None, default=None
+        Iterations; None: one pass over the unlabeled data.
+    batch_size : int, default=256
+        Rows drawn from each of the labeled and unlabeled data.
+    <parameters block_size to precondition>
+    balance : bool, default=True
+        Keep the mean unlabeled prediction at the labeled class balance.
+    feature_budget : 'sqrt' or int or None, default=None
+        At most this many random features ('sqrt': sqrt(n_unlabeled)); None: no limit.
+    <parameters random_state to verbose>
+    """
+
+    _params = PARAMS
+    _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
+    _fit = staticmethod(fit)
+    _decision_function = staticmethod(decision_function)
+    _predict = staticmethod(predict)
+
+    def __init__(self, *, C=1.0, C_star=None, unlabeled_loss="shg", kernel="rbf", gamma="median", n_iter=None,
+                 batch_size=256, block_size=256, step=1.0, precondition=0.1, balance=True, feature_budget=None,
+                 random_state=None, backend="auto", dtype=None, verbose=0):
+        self.C = C
+        self.C_star = C_star
+        self.unlabeled_loss = unlabeled_loss
+        self.kernel = kernel
+        self.gamma = gamma
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.block_size = block_size
+        self.step = step
+        self.precondition = precondition
+        self.balance = balance
+        self.feature_budget = feature_budget
+        self.random_state = random_state
+        self.backend = backend
+        self.dtype = dtype
+        self.verbose = verbose
