@@ -20,9 +20,9 @@ def test_small_report_has_every_section(tmp_path):
         backend = "cuda"
     else:
         pytest.skip("no CUDA GPU here and the simulator is off")
-    here = os.path.dirname(__file__)
+    kernels_tests = os.path.join(os.path.dirname(os.path.dirname(__file__)), "kbackends")
     main(["gpu-report", "--out", str(tmp_path), "--small", "--backend", backend,
-          "--pytest-args", f"{here}/test_waterfill_cuda.py -k no_segment"])
+          "--pytest-args", f"{kernels_tests}/test_waterfill_cuda.py -k no_segment"])
     text = (tmp_path / "report.md").read_text()
     for heading in ("## Device", "## Tests", "## Ops against the roofline", "## Whole fits against the cpu engine"):
         assert heading in text

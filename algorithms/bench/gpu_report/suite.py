@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[3]  # the checkout: pytest finds tests/ and this tree's packages from it
+
 
 def run_tests(out, pytest_args, data):
     """``pytest -m cuda`` in a subprocess; returns its summary and exit code."""
@@ -17,7 +19,7 @@ def run_tests(out, pytest_args, data):
     if data:
         env["KBACKENDS_DATA"] = str(data)
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, cwd=Path(__file__).resolve().parents[1])
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, cwd=ROOT)
     seconds = time.perf_counter() - start
     log = proc.stdout + proc.stderr
     (out / "tests.log").write_text(log)
