@@ -11,8 +11,8 @@ run, written to ``DIR/report.md`` (Markdown) and ``DIR/report.json`` (raw figure
    rff_predict and rff_weighted_sum again with 1 GiB chunks (``NAME@1GiB``, device
    only) against the default 256 MiB, and the launch-bound ops again through
    Numba's own launches (``NAME@numba``, ``KBACKENDS_FAST_LAUNCH=0``) against
-   :func:`~kbackends.kernels._cuda_launch.run_kernel`'s cuda.core launches, in the
-   same run;
+   kbackends' cuda.core launches (both through :func:`kbackends.launch_settings`), in
+   the same run;
 3. whole fits (DSG on ijcnn1, in process and as a dask array of CuPy chunks on a
    one-worker distributed.LocalCluster, TSGS3VM on Skin_NonSkin, TSGSU on SU data
    drawn from a9a, SBP on a9a, S3GD on a9a, DSG over one pass of synthetic rows; then what users run: DSGClassifier()
@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 import kbackends
+from kbackends.testing import SIMULATOR_SWITCH_INTERVAL
 
 from .device import NOMINAL_H100, device_roofline
 from .fits import NUMBA_FITS, fits, run_fits
@@ -121,8 +122,6 @@ def run(out, *, backend="cuda", small=False, data=None, pytest_args="", max_seco
     report["ops"], report["fits"] = [], []
     switch = sys.getswitchinterval()
     if bk.name == "cudasim":  # the simulator's block manager polls with the GIL held (see testing)
-        from kbackends.testing import SIMULATOR_SWITCH_INTERVAL
-
         sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL)
     try:
         if "ops" in parts:

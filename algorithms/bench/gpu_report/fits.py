@@ -18,6 +18,9 @@ import traceback
 import numpy as np
 import scipy.sparse
 
+from kbackends import launch_counts, launch_settings, to_numpy
+from kbackends.ops import is_sparse
+
 from algorithms import DSGClassifier, dsg, s3gd, sbp, tsgs3vm, tsgsu
 from algorithms.datasets import load
 
@@ -206,8 +209,6 @@ def _warmable(fit, short):
 def _timed_fit(bk, fit, predict, Xt, yt, warm):
     """(fit seconds, test accuracy) of a fit, after a warm-up fit on a few rows
     (compilation, outside the timer) if ``warm``."""
-    from kbackends._xp_utils import to_numpy
-
     if warm:
         fit(bk, warm=True)
     bk.synchronize()
@@ -215,8 +216,6 @@ def _timed_fit(bk, fit, predict, Xt, yt, warm):
     model = fit(bk)
     bk.synchronize()
     seconds = time.perf_counter() - start
-    from kbackends.ops import is_sparse
-
     pred = np.asarray(to_numpy(predict(model, Xt if is_sparse(Xt) else bk.asarray(Xt), backend=bk)))
     return seconds, float(np.mean(pred == np.asarray(yt)))
 
@@ -243,8 +242,6 @@ NUMBA_FITS = ("dsg-ijcnn1", "sbp-a9a", "s3gd-a9a-csr")
 def run_fits(bk, cpu, sizes, data, skip, rows, budget, profile=None):
     """Append one row per fit to ``rows``; ``budget()`` is False once time is up.
     With ``profile`` (a file path), each device fit is profiled once more into it."""
-    from kbackends.kernels import _cuda_launch as launch
-
     for key, title, prepare in fits(sizes, data):
         if key in skip:
             continue
@@ -264,17 +261,17 @@ def run_fits(bk, cpu, sizes, data, skip, rows, budget, profile=None):
                 continue
             if f"{key}:{label}" in skip or not budget():
                 continue
-            counts, fast = dict(launch.launch_counts), launch.FAST_LAUNCH
-            launch.FAST_LAUNCH = fast and label != "device_numba"
+            counts = launch_counts()
             try:
-                row[f"{label}_s"], row[f"{label}_acc"] = _timed_fit(backend, fit, predict, Xt, yt, sizes["warm_fits"])
+                with launch_settings(fast=False if label == "device_numba" else None):
+                    row[f"{label}_s"], row[f"{label}_acc"] = _timed_fit(backend, fit, predict, Xt, yt,
+                                                                        sizes["warm_fits"])
             except Exception as exc:  # noqa: BLE001 - the report goes on; the error is its finding
                 row[f"{label}_error"] = f"{type(exc).__name__}: {exc}"
                 row[f"{label}_trace"] = traceback.format_exc(limit=4)
-            finally:
-                launch.FAST_LAUNCH = fast
             if label == "device":  # which path the fit's launches took (warm-up and prediction included)
-                row["launches"] = {k: launch.launch_counts[k] - counts[k] for k in counts}
+                after = launch_counts()
+                row["launches"] = {k: after[k] - counts[k] for k in counts}
         if "device_s" in row and "cpu_s" in row:
             row["speedup_vs_cpu"] = row["cpu_s"] / row["device_s"]
         if profile is not None and "device_s" in row and budget():

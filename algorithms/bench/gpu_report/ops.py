@@ -4,27 +4,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from kbackends import get_kernel, launch_settings, ops
+from kbackends.random import omega_block
+
 from .device import median_seconds
 
 CHUNK_VARIANT = "@1GiB"  # an op name's suffix: the device measured with 1 GiB chunks, no cpu column
 NUMBA_VARIANT = "@numba"  # ... measured with Numba's own launches (KBACKENDS_FAST_LAUNCH=0), no cpu column
 
 
-def _with_launch_setting(make, name, value):
-    """``make(bk)``'s callable run with ``_cuda_launch.<name> = value`` (the chunk
+def _with_launch_settings(make, **settings):
+    """``make(bk)``'s callable run under :func:`kbackends.launch_settings` (the chunk
     budget, or the launch path), restored after each call."""
-    from kbackends.kernels import _cuda_launch as launch
 
     def make_with(bk):
         fn = make(bk)
 
         def run():
-            saved = getattr(launch, name)
-            setattr(launch, name, value)
-            try:
+            with launch_settings(**settings):
                 return fn()
-            finally:
-                setattr(launch, name, saved)
 
         return run
 
@@ -33,9 +31,6 @@ def _with_launch_setting(make, name, value):
 
 def _op_cases(sizes, rng):
     """(name, shape text, flops, bytes, make(bk) -> callable) per op, float32."""
-    from kbackends import ops
-    from kbackends.random import omega_block
-
     def rff_case(op, n, d, m):
         X = rng.standard_normal((n, d), dtype=np.float32)
         other = rng.standard_normal(n if op == "rff_weighted_sum" else m, dtype=np.float32)
@@ -57,7 +52,7 @@ def _op_cases(sizes, rng):
     for op in ("rff_predict", "rff_weighted_sum"):
         name, shape, flops, nbytes, make = rff_case(op, *sizes["rff"])
         cases.append((f"{name}{CHUNK_VARIANT}", shape + ", 1 GiB chunks", flops, nbytes,
-                      _with_launch_setting(make, "CHUNK_BYTES", 1 << 30)))
+                      _with_launch_settings(make, chunk_bytes=1 << 30)))
     cases.append(rff_case("rff_features", *sizes["rff_features"]))
 
     n, d, b = sizes["response"]
@@ -100,8 +95,6 @@ def _op_cases(sizes, rng):
     sw = np.ones(n, dtype=np.float32)
 
     def make_prox(bk):
-        from kbackends._registry import get_kernel
-
         run = get_kernel("prox_sgd_run", bk)
         args = [bk.asarray(a) for a in (Xs, cls, np.zeros(d + 1, dtype=np.float32), batches, sw,
                                         np.zeros((0, d), dtype=np.float32), np.zeros((2, 0, d + 1), dtype=np.float32),
@@ -118,7 +111,7 @@ def _op_cases(sizes, rng):
         if case[0] in ("rff_predict", "kernel_response_update", "water_level", "water_level_biased", "prox_sgd_run"):
             name, shape, flops, nbytes, make = case
             cases.append((f"{name}{NUMBA_VARIANT}", shape + ", Numba's launches", flops, nbytes,
-                          _with_launch_setting(make, "FAST_LAUNCH", False)))
+                          _with_launch_settings(make, fast=False)))
     return cases
 
 
