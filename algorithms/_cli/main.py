@@ -1,4 +1,4 @@
-"""Command line: ``python -m algorithms train | predict | demo | bench``.
+"""Command line: ``python -m algorithms train | predict | demo | bench | gpu-report``.
 
 train    fit a model on a LIBSVM/svmlight or CSV/TSV file (plain, .gz, .bz2 or
          .xz) with any of the algorithms (--algo) and write it to a model file;
@@ -9,7 +9,9 @@ demo     train on a real dataset (ijcnn1 from ../shared/data, or --data DIR;
          scikit-learn's digits 8-vs-rest when absent) and print a table next
          to scikit-learn's SVC on the same split;
 bench    every algorithm next to scikit-learn peers on the real datasets:
-         a Markdown table and PNG plots (--quick: a few minutes).
+         a Markdown table and PNG plots (--quick: a few minutes);
+gpu-report  the cuda tests, ops against the roofline, fits against the cpu engine.
+bench and gpu-report are tools of algorithms.bench: pip install "kbackends[bench]".
 
 Training data per --algo:
   dsg, udsg, cdsg, sbp, s3gd  every row labelled (--loss squared: dsg regression);
@@ -318,6 +320,18 @@ def cmd_bench(args):
     return 0
 
 
+def cmd_gpu_report(args):
+    from algorithms.bench.gpu_report import PARTS, run
+
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:  # a bad option value: a usage error, before anything runs
+        raise UsageError(f"--parts: unknown section(s) {', '.join(map(repr, unknown))} (known: {', '.join(PARTS)})")
+    run(args.out, backend=args.backend, small=args.small, data=args.data, pytest_args=args.pytest_args,
+        max_seconds=args.max_seconds, parts=parts, profile=args.profile, skip=args.skip)
+    return 0
+
+
 def _host(a):
     from kbackends import to_numpy
 
@@ -338,7 +352,7 @@ def build_parser():
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error (also: environment ALGORITHMS_DEBUG=1)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,predict,demo,bench}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,predict,demo,bench,gpu-report}")
     backends = ("auto", *registered_backends())
 
     def data_options(p):
@@ -417,6 +431,28 @@ def build_parser():
     bench.add_argument("--data", help="data folder (default ../shared/data or $KBACKENDS_DATA)")
     bench.add_argument("--out", default="bench-out", help="folder for results.md and the plots")
     bench.set_defaults(func=cmd_bench)
+
+    gpu = sub.add_parser("gpu-report", help="the whole GPU check: cuda tests, ops against the roofline, fits vs cpu",
+                         description="The whole GPU check into DIR/report.md (algorithms.bench.gpu_report).")
+    gpu.add_argument("--out", required=True, help="folder for report.md, report.json and tests.log")
+    gpu.add_argument("--backend", default="cuda", help="cuda (a GPU) or cudasim (the simulator, for a dry run)")
+    gpu.add_argument("--small", action="store_true", help="tiny sizes: a dry run")
+    gpu.add_argument("--data", help="data folder (default: $KBACKENDS_DATA or ../shared/data)")
+    gpu.add_argument("--pytest-args", default="",
+                     help="extra pytest arguments for the test section, one quoted string (write"
+                          " --pytest-args='-k EXPR' with '=' when it starts with a dash); 'none' skips it")
+    gpu.add_argument("--max-seconds", type=float, default=540.0,
+                     help="start no new item after this many seconds (the GPU host allows ten minutes a command);"
+                          " the report is rewritten after every item, so a cut run keeps what it measured")
+    gpu.add_argument("--parts", default="tests,ops,fits",
+                     help="which sections to run, comma-separated (e.g. 'tests,ops' in one call and 'fits' in the"
+                          " next, to keep each call inside the GPU host's ten minutes)")
+    gpu.add_argument("--profile", action="store_true",
+                     help="profile each device fit once more on the host (cProfile) into DIR/profiles.txt:"
+                          " where an iteration's host time goes")
+    gpu.add_argument("--skip", action="append", default=[],
+                     help="an op or fit to leave out (e.g. rff_features, sbp-a9a, dsg-synthetic:cpu); repeatable")
+    gpu.set_defaults(func=cmd_gpu_report)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""``python -m kbackends gpu-report --out DIR``: the whole GPU check in one command.
+"""``python -m algorithms gpu-report --out DIR``: the whole GPU check in one command.
 
 Three sections, each timed on the device and against the cpu engine in the same
 run, written to ``DIR/report.md`` (Markdown) and ``DIR/report.json`` (raw figures):
@@ -22,7 +22,7 @@ run, written to ``DIR/report.md`` (Markdown) and ``DIR/report.json`` (raw figure
 ``--profile`` adds a host-side profile (cProfile) of each device fit to
 ``DIR/profiles.txt``: on a GPU the launches, not the kernels, bound most fits.
 ``--small`` shrinks every size for a dry run (the simulator runs it end to end:
-``NUMBA_ENABLE_CUDASIM=1 python -m kbackends gpu-report --out DIR --small
+``NUMBA_ENABLE_CUDASIM=1 python -m algorithms gpu-report --out DIR --small
 --backend cudasim``); the simulator has no roofline, so nominal H100 figures
 stand in and are labelled so. Data come from :func:`algorithms.datasets.load`
 (``--data DIR`` or ``$KBACKENDS_DATA``, else ``../shared/data``). A failing
@@ -31,7 +31,6 @@ item is recorded with its error and the report goes on.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -49,7 +48,7 @@ from .ops import CHUNK_VARIANT, NUMBA_VARIANT, run_ops
 from .suite import run_tests
 
 __all__ = ["SIZES", "NOMINAL_H100", "NUMBA_FITS", "CHUNK_VARIANT", "NUMBA_VARIANT", "device_roofline", "fits",
-           "markdown", "run", "run_fits", "run_ops", "run_tests", "main"]
+           "markdown", "run", "run_fits", "run_ops", "run_tests"]
 
 PARTS = ("tests", "ops", "fits")
 
@@ -148,32 +147,3 @@ def _write(out, report, progress):
         progress(f"{row.get('op', row.get('fit'))}: " + ", ".join(
             f"{k} {v:.4g}" for k, v in row.items() if k.endswith(("_s", "_acc")) and isinstance(v, float)))
 
-
-def main(argv=None):
-    """The command line of the report: its options parsed, then :func:`run`."""
-    parser = argparse.ArgumentParser(prog="python -m kbackends gpu-report", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", required=True, help="folder for report.md, report.json and tests.log")
-    parser.add_argument("--backend", default="cuda", help="cuda (a GPU) or cudasim (the simulator, for a dry run)")
-    parser.add_argument("--small", action="store_true", help="tiny sizes: a dry run")
-    parser.add_argument("--data", help="data folder (default: $KBACKENDS_DATA or ../shared/data)")
-    parser.add_argument("--pytest-args", default="",
-                        help="extra pytest arguments for the test section, one quoted string (write"
-                             " --pytest-args='-k EXPR' with '=' when it starts with a dash); 'none' skips it")
-    parser.add_argument("--max-seconds", type=float, default=540.0,
-                        help="start no new item after this many seconds (the GPU host allows ten minutes a command);"
-                             " the report is rewritten after every item, so a cut run keeps what it measured")
-    parser.add_argument("--parts", default="tests,ops,fits",
-                        help="which sections to run, comma-separated (e.g. 'tests,ops' in one call and 'fits' in the"
-                             " next, to keep each call inside the GPU host's ten minutes)")
-    parser.add_argument("--profile", action="store_true",
-                        help="profile each device fit once more on the host (cProfile) into DIR/profiles.txt:"
-                             " where an iteration's host time goes")
-    parser.add_argument("--skip", action="append", default=[],
-                        help="an op or fit to leave out (e.g. rff_features, sbp-a9a, dsg-synthetic:cpu); repeatable")
-    args = parser.parse_args(argv)
-    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    unknown = set(parts) - set(PARTS)
-    if unknown:
-        parser.error(f"--parts: unknown section(s) {sorted(unknown)}; choose from tests, ops, fits")
-    return run(args.out, backend=args.backend, small=args.small, data=args.data, pytest_args=args.pytest_args,
-               max_seconds=args.max_seconds, parts=parts, profile=args.profile, skip=args.skip)
