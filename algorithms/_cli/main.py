@@ -485,7 +485,7 @@ def main(argv=None):
             raise
         from kbackends import BackendUnavailableError
 
-        if isinstance(exc, (OSError, ValueError, TypeError, EOFError, BackendUnavailableError)):
+        if isinstance(exc, (OSError, ValueError, TypeError, EOFError, ImportError, BackendUnavailableError)):
             text = _one_line(exc)
             if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
                 text += f": {exc.filename}"

@@ -29,11 +29,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ._optional import require
+
+_PURPOSE = "the distributed fit's measurements"  # dask and distributed: the bench (or dask) extra
 DSG_SETTINGS = dict(gamma=1.0, n_iter=32, batch_size=2048, block_size=256, random_state=0)
 
 
 def _cluster(n_workers, memory_limit="auto"):
-    from distributed import Client, LocalCluster
+    distributed = require("distributed", _PURPOSE)
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
 
     cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
                            memory_limit=memory_limit)
@@ -47,8 +51,7 @@ def _ijcnn1():
 
 
 def _fit_on_cluster(n_workers, X, y, settings, config):
-    import dask
-    import dask.array as da
+    dask, da = require("dask", _PURPOSE), require("dask.array", _PURPOSE)
 
     from algorithms import dsg
 
@@ -145,8 +148,7 @@ def _labels(block):
 
 
 def ooc(rows=20_000_000, chunk_rows=250_000, memory_limit="1GB", folder=None, n_iter=80):
-    import dask
-    import dask.array as da
+    dask, da = require("dask", _PURPOSE), require("dask.array", _PURPOSE)
 
     from algorithms import dsg
 

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from ._optional import pyplot
 from .common import Row, accuracy_time_figure, measure, subsample
 from .protocols import DSG_DATASETS as DATASETS
 from .protocols import DSG_PEER as PEER
@@ -110,10 +111,7 @@ def objective_table(points):
 
 
 def objective_figure(curves):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()  # matplotlib: the bench extra
 
     names = list(dict.fromkeys(d for d, _ in curves))
     fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.5), squeeze=False)

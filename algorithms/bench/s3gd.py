@@ -35,6 +35,7 @@ import warnings
 
 import numpy as np
 
+from ._optional import pyplot
 from .common import Row, measure
 from .protocols import S3GD_DATASETS as DATASETS
 from .protocols import S3GD_GAP as GAP
@@ -287,10 +288,7 @@ COLORS = {"s3gd": "C0", "sgd": "C1", "svrg": "C2", "SAGA": "C3", "SGDClassifier"
 
 
 def _grid(n):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()  # matplotlib: the bench extra
 
     cols = min(2, n)
     rows = math.ceil(n / cols)

@@ -28,6 +28,7 @@ import warnings
 
 import numpy as np
 
+from ._optional import pyplot
 from .common import Row, measure
 from .protocols import SBP_DATASETS as SETTINGS
 from .protocols import sbp_data
@@ -92,10 +93,7 @@ def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
     """The SBP section of ``python -m algorithms bench`` (see the module docstring)."""
     import os
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()  # matplotlib: the bench extra
 
     from algorithms import sbp
 

@@ -46,6 +46,7 @@ import time
 import numpy as np
 
 from .. import tsgsu
+from ._optional import pyplot
 from .protocols import SU_DATASETS, SU_N_PAIRS, SU_N_UNLABELED
 from .protocols import su_prepare as prepare
 from .protocols import su_split
@@ -251,10 +252,7 @@ def prior_table(priors):
 
 
 def plot(rows, backend):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()  # matplotlib: the bench extra
 
     datasets = sorted({r.dataset for r in rows if r.size.find("100000") < 0})
     methods = []

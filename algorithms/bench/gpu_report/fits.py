@@ -24,6 +24,7 @@ from kbackends.ops import is_sparse
 from algorithms import DSGClassifier, dsg, s3gd, sbp, tsgs3vm, tsgsu
 from algorithms.datasets import load
 
+from .._optional import require
 from ..tsgs3vm import split as s3vm_split
 
 
@@ -162,8 +163,9 @@ def _dsg_distributed(d):
     kw = {"gamma": 1.0, "precondition": 0.1, "n_iter": d.sizes["dsg_iter"], "random_state": 0, **d.engine}
 
     def fit(bk, k, w):
-        import dask.array as da
-        from distributed import Client, LocalCluster
+        da = require("dask.array", "the report's distributed fit")
+        distributed = require("distributed", "the report's distributed fit")
+        Client, LocalCluster = distributed.Client, distributed.LocalCluster
 
         Xk, yk = bk.asarray(X[:k]), y[:k]
         chunk = -(-Xk.shape[0] // 4)  # four row chunks
