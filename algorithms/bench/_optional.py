@@ -29,7 +29,7 @@ def require(module, purpose):
         return importlib.import_module(module)
     except ImportError as exc:
         missing = getattr(exc, "name", None) or module.split(".")[0]
-        msg = f"{purpose} needs {missing}, which is not installed (an optional dependency): {INSTALL}"
+        msg = f"{missing}, an optional dependency used for {purpose}, is not installed: {INSTALL}"
         raise ModuleNotFoundError(msg, name=missing) from exc
 
 
