@@ -29,6 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
+from algorithms import dsg
+from algorithms.datasets import load
+
 from ._optional import require
 
 _PURPOSE = "the distributed fit's measurements"  # dask and distributed: the bench (or dask) extra
@@ -45,15 +48,11 @@ def _cluster(n_workers, memory_limit="auto"):
 
 
 def _ijcnn1():
-    from algorithms.datasets import load
-
     return load("ijcnn1")
 
 
 def _fit_on_cluster(n_workers, X, y, settings, config):
     dask, da = require("dask", _PURPOSE), require("dask.array", _PURPOSE)
-
-    from algorithms import dsg
 
     cluster, client = _cluster(n_workers)
     try:
@@ -71,8 +70,6 @@ def _fit_on_cluster(n_workers, X, y, settings, config):
 
 
 def scheme():
-    from algorithms import dsg
-
     X, y, Xt, yt = _ijcnn1()
     s = DSG_SETTINGS
     dsg.fit(X[:5000], y[:5000], **{**s, "n_iter": 4, "cache_predictions": False})
@@ -97,8 +94,6 @@ def scheme():
 
 
 def scaling():
-    from algorithms import dsg
-
     X, y, Xt, yt = _ijcnn1()
     s = DSG_SETTINGS
     rows = []
@@ -149,8 +144,6 @@ def _labels(block):
 
 def ooc(rows=20_000_000, chunk_rows=250_000, memory_limit="1GB", folder=None, n_iter=80):
     dask, da = require("dask", _PURPOSE), require("dask.array", _PURPOSE)
-
-    from algorithms import dsg
 
     folder = Path(folder or tempfile.mkdtemp(prefix="kbackends-ooc-"))
     folder.mkdir(parents=True, exist_ok=True)

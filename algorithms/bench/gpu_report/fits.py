@@ -18,11 +18,10 @@ import traceback
 import numpy as np
 import scipy.sparse
 
-from kbackends import launch_counts, launch_settings, to_numpy
-from kbackends.ops import is_sparse
-
 from algorithms import DSGClassifier, dsg, s3gd, sbp, tsgs3vm, tsgsu
 from algorithms.datasets import load
+from kbackends import launch_counts, launch_settings, to_numpy
+from kbackends.ops import is_sparse
 
 from .._optional import require
 from ..tsgs3vm import split as s3vm_split
