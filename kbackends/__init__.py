@@ -9,7 +9,9 @@ lacks: to_numpy (any array to a host NumPy array), synchronize (wait for a
 namespace's queued device work), float_dtype (a namespace's float32 / float64
 for a dtype name); sync_free (marks an iteration loop free of device -> host
 transfers, checked by :func:`kbackends.testing.transfer_guard`), to_host_async
-(a deferred, non-stalling read of a small array). The ops live in
+(a deferred, non-stalling read of a small array); launch_counts and
+launch_settings (the Numba-CUDA kernels' launches by path, and a block run with
+another launch path or row-chunk budget). The ops live in
 :mod:`kbackends.ops`, the matching random features in :mod:`kbackends.random`,
 the oracle-test helpers for any backend in :mod:`kbackends.testing`.
 """
@@ -19,6 +21,7 @@ from ._errors import BackendUnavailableError
 from ._registry import get_kernel, register_kernel, registered_kernels
 from ._xp_utils import array_namespace, float_dtype, is_array, synchronize, to_numpy
 from ._sync import HostValue, in_sync_free_region, sync_free, to_host_async
+from ._launch import launch_counts, launch_settings
 from . import kernels as _kernels  # noqa: F401  (registers the built-in kernels)
 
 __all__ = [
@@ -29,6 +32,8 @@ __all__ = [
     "get_kernel",
     "HostValue",
     "in_sync_free_region",
+    "launch_counts",
+    "launch_settings",
     "register_backend",
     "register_kernel",
     "registered_backends",

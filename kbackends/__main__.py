@@ -1,8 +1,7 @@
 """``python -m kbackends``: report the backends here and check the RFF kernels on real data.
 
-``python -m kbackends gpu-report --out DIR [--small] [--backend cudasim]``: the
-whole GPU check (cuda tests, ops against the device's roofline, fits against
-the cpu engine) as Markdown; see :mod:`algorithms.bench.gpu_report`.
+(The whole GPU check is ``python -m algorithms gpu-report``: it fits the
+algorithms, a floor above this package.)
 
 For each available backend: how well random features approximate the exact
 RBF kernel on a sample of the data, and the time of ``rff_predict`` next to
@@ -12,7 +11,10 @@ the plain array expression it replaces, on the same arrays.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -33,15 +35,27 @@ def _timed(bk, fn, repeat=3):
     return best
 
 
-def main(argv=None):
-    import sys
+def _sample(folder=None):
+    """ijcnn1's training rows (dense float64) from the data folder (``folder``, else
+    $KBACKENDS_DATA, else ../shared/data), else scikit-learn's bundled digits (the
+    75% of a seeded split, as the data sets' fallback takes): ``(name, X)``."""
+    from sklearn.datasets import load_digits, load_svmlight_file
 
+    folder = Path(folder or os.environ.get("KBACKENDS_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+    try:
+        X, _ = load_svmlight_file(str(folder / "ijcnn1.trn.bz2"), n_features=22, dtype=np.float64)
+        return "ijcnn1", X.toarray()
+    except OSError:
+        X = load_digits().data / 16.0
+        order = np.random.default_rng(0).permutation(X.shape[0])
+        return "digits-8-vs-rest", X[order[int(round(0.25 * X.shape[0])):]]
+
+
+def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["gpu-report"]:
-        from algorithms.bench.gpu_report import main as gpu_report
-
-        gpu_report(argv[1:])
-        return
+        print("python -m kbackends gpu-report moved: run python -m algorithms gpu-report", *argv[1:], file=sys.stderr)
+        sys.exit(2)
     parser = argparse.ArgumentParser(prog="python -m kbackends", description=__doc__)
     parser.add_argument("--data", help="data folder (default: ../shared/data or $KBACKENDS_DATA)")
     parser.add_argument("--features", type=int, default=4096, help="random features m")
@@ -49,12 +63,10 @@ def main(argv=None):
                         help="skip the rff_predict throughput table (n=100000, d=28, m=4096, float32)")
     args = parser.parse_args(argv)
 
-    from algorithms.datasets import load_or_digits
-
     print(f"kbackends {kbackends.__version__}")
     print("registered backends:", ", ".join(kbackends.registered_backends()))
     print("available here:     ", ", ".join(kbackends.available_backends()))
-    name, X, _, _, _ = load_or_digits("ijcnn1", args.data)
+    name, X = _sample(args.data)
     X = X.astype(np.float32)
     print(f"data: {name}, {X.shape[0]} x {X.shape[1]}, float32, m = {args.features} features\n")
 

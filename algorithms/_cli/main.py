@@ -1,4 +1,4 @@
-"""Command line: ``python -m algorithms train | predict | demo | bench``.
+"""Command line: ``python -m algorithms train | predict | demo | bench | gpu-report``.
 
 train    fit a model on a LIBSVM/svmlight or CSV/TSV file (plain, .gz, .bz2 or
          .xz) with any of the algorithms (--algo) and write it to a model file;
@@ -9,7 +9,9 @@ demo     train on a real dataset (ijcnn1 from ../shared/data, or --data DIR;
          scikit-learn's digits 8-vs-rest when absent) and print a table next
          to scikit-learn's SVC on the same split;
 bench    every algorithm next to scikit-learn peers on the real datasets:
-         a Markdown table and PNG plots (--quick: a few minutes).
+         a Markdown table and PNG plots (--quick: a few minutes);
+gpu-report  the cuda tests, ops against the roofline, fits against the cpu engine.
+bench and gpu-report are tools of algorithms.bench: pip install "kbackends[bench]".
 
 Training data per --algo:
   dsg, udsg, cdsg, sbp, s3gd  every row labelled (--loss squared: dsg regression);
@@ -38,7 +40,8 @@ import time
 import numpy as np
 
 from algorithms._cli import datafile as _datafile
-from algorithms._cli.options import OPTIONS, option_help, positive_int, seed_option
+from algorithms._cli.options import OPTIONS, UsageError, option_help, positive_int, seed_option
+from algorithms._cli.tools import add_tool_commands
 from algorithms._boundary.params import REQUIRED
 from algorithms._catalog import ALGORITHMS, DATA_KINDS
 
@@ -56,10 +59,6 @@ def read_data(path, fmt="auto", label_column="last", has_labels=True, n_features
 
 
 # --- commands -----------------------------------------------------------------------------
-
-
-class UsageError(Exception):
-    """A bad combination of options (exit code 2)."""
 
 
 def _fit_kwargs(args):
@@ -310,25 +309,6 @@ def cmd_predict(args):
     return 0
 
 
-def cmd_demo(args):
-    from algorithms.bench.demo import run_demo
-
-    return run_demo(args.dataset, args.data, quick=args.quick, backend=args.backend, svc=not args.no_svc)
-
-
-def cmd_bench(args):
-    from algorithms import bench as _bench
-
-    only = [name.strip() for name in args.only.split(",")] if args.only else None
-    unknown = [name for name in only or () if name not in _bench.SECTIONS]
-    if unknown:  # a bad option value: a usage error, before anything runs
-        raise UsageError(f"unknown bench section {', '.join(map(repr, unknown))} in --only "
-                         f"(known: {', '.join(_bench.SECTIONS)})")
-    _bench.run(data_dir=args.data, out_dir=args.out, quick=args.quick, backend=args.backend, only=only,
-               progress=lambda line: print(line, flush=True))
-    return 0
-
-
 def _host(a):
     from kbackends import to_numpy
 
@@ -349,7 +329,7 @@ def build_parser():
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error (also: environment ALGORITHMS_DEBUG=1)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,predict,demo,bench}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,predict,demo,bench,gpu-report}")
     backends = ("auto", *registered_backends())
 
     def data_options(p):
@@ -413,21 +393,7 @@ def build_parser():
     data_options(pred)
     pred.set_defaults(func=cmd_predict)
 
-    demo = sub.add_parser("demo", help="train on a real dataset and compare with scikit-learn's SVC")
-    demo.add_argument("--data", help="data folder (default ../shared/data or $KBACKENDS_DATA)")
-    demo.add_argument("--dataset", default="ijcnn1", help="dataset name in the folder (default ijcnn1)")
-    demo.add_argument("--backend", default="cpu", choices=backends, help="where to compute (default cpu)")
-    demo.add_argument("--quick", action="store_true", help="10k training rows, 20k test rows")
-    demo.add_argument("--no-svc", action="store_true", help="skip the SVC row (slow on big data)")
-    demo.set_defaults(func=cmd_demo)
-
-    bench = sub.add_parser("bench", help="compare with scikit-learn peers on real data; Markdown table + PNG plots")
-    bench.add_argument("--quick", action="store_true", help="small subsets, one seed: a few minutes in all")
-    bench.add_argument("--only", help="comma-separated sections (dsg, tsgs3vm, tsgsu, sbp, s3gd, defaults); default all")
-    bench.add_argument("--backend", default="cpu", choices=backends, help="where to compute (default cpu)")
-    bench.add_argument("--data", help="data folder (default ../shared/data or $KBACKENDS_DATA)")
-    bench.add_argument("--out", default="bench-out", help="folder for results.md and the plots")
-    bench.set_defaults(func=cmd_bench)
+    add_tool_commands(sub, backends)
     return parser
 
 
@@ -460,7 +426,7 @@ def main(argv=None):
             raise
         from kbackends import BackendUnavailableError
 
-        if isinstance(exc, (OSError, ValueError, TypeError, EOFError, BackendUnavailableError)):
+        if isinstance(exc, (OSError, ValueError, TypeError, EOFError, ImportError, BackendUnavailableError)):
             text = _one_line(exc)
             if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
                 text += f": {exc.filename}"

@@ -14,6 +14,10 @@ import numpy as np
 from algorithms._catalog import ALGORITHMS
 
 
+class UsageError(Exception):
+    """A bad combination of options (exit code 2)."""
+
+
 def positive_int(text):
     value = _parse(int, text, "an integer >= 1")
     if value < 1:

@@ -1,4 +1,21 @@
-"""``python -m algorithms bench``: every algorithm next to the tools users pick today.
+"""algorithms.bench: the tools that measure the library, beside it (not its core).
+
+Install with the ``bench`` extra, ``pip install "kbackends[bench]"``: matplotlib
+(the plots), h5py (``datasets.load("usps8")``), dask and distributed (the
+distributed fit's measurements) and asv; the core install has none of them, and
+each is imported where it is needed, a missing one named with the extra. The
+peers are scikit-learn's estimators (cuML's GPU SVC joins where it is installed).
+
+- ``python -m algorithms bench`` (:func:`run`): every algorithm next to the tools
+  users pick today, a Markdown report and PNG plots;
+- ``python -m algorithms demo`` (:mod:`.demo`): the DSG family next to SVC on one
+  data set (no extra needed);
+- ``python -m algorithms gpu-report`` (:mod:`.gpu_report`): the whole GPU check;
+- :mod:`.protocols`: the data, settings and peers one protocol fixes for the
+  bench, the demo and the asv suites (``asv_bench/``);
+- ``python -m algorithms.bench.<study>``: the studies behind docs/benchmarks.md
+  (``distributed``, ``calibration``, ``sparse_dense``, ``sbp_defaults``,
+  ``s3gd_defaults``).
 
 Each algorithm has a section module here with ``run_section(data_dir, quick,
 backend, progress) -> dict`` returning ``{"title", "rows", "peer", "markdown",
@@ -15,6 +32,7 @@ import importlib
 import time
 from pathlib import Path
 
+from ._optional import pyplot
 from .common import PeakMemory, Row, accuracy_time_figure, markdown_table, measure, subsample
 from .dsg import DATASETS
 
@@ -72,10 +90,7 @@ def run(data_dir=None, out_dir="bench-out", quick=False, backend="cpu", only=Non
 
     Returns the list of section dicts.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()  # matplotlib: the bench extra
 
     names = list(SECTIONS) if not only else list(only)
     unknown = [n for n in names if n not in SECTIONS]

@@ -16,6 +16,9 @@ import time
 
 import numpy as np
 
+from algorithms import DSGClassifier, SBPClassifier
+from algorithms.datasets import load
+
 
 def _data(name, quick):
     from sklearn.datasets import load_breast_cancer, load_digits
@@ -25,7 +28,6 @@ def _data(name, quick):
         X, y = (load_breast_cancer if name == "breast_cancer" else load_digits)(return_X_y=True)
         X = (X - X.mean(0)) / (X.std(0) + 1e-12)
         return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
-    from algorithms.datasets import load
 
     X, y, Xt, yt = load(name)
     n = 3000 if quick else 20_000
@@ -47,8 +49,6 @@ def _scores(y, P, pred, classes):
 
 
 def _estimators(name, n):
-    from algorithms import DSGClassifier, SBPClassifier
-
     gamma = {"breast_cancer": 0.02, "digits": 0.02, "ijcnn1": 1.0, "a9a": 0.05}[name]
     dsg = dict(gamma=gamma, n_iter=50, batch_size=min(1024, n // 2), random_state=0)
     return {
@@ -59,8 +59,6 @@ def _estimators(name, n):
 
 def run(names=("breast_cancer", "digits", "ijcnn1"), quick=False, progress=print):
     from sklearn.calibration import CalibratedClassifierCV
-
-    from algorithms import DSGClassifier
 
     DSGClassifier(n_iter=2, batch_size=8, random_state=0).fit(np.eye(4), [0, 1, 0, 1])  # JIT warm-up
     lines = []

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._optional import pyplot
+
 
 @dataclass
 class Row:
@@ -113,11 +115,8 @@ def markdown_table(rows, peer):
 
 def accuracy_time_figure(rows, title):
     """Accuracy against fit + predict time (log scale), one panel per dataset."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
+    plt = pyplot()  # matplotlib: the bench extra
+    import matplotlib.ticker  # loaded with pyplot
 
     datasets = list(dict.fromkeys(r.dataset for r in rows))
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4.5), squeeze=False)

@@ -16,6 +16,9 @@ import time
 
 import numpy as np
 
+from algorithms import DSGClassifier
+
+from ..datasets import data_dir as default_dir
 from .common import Row
 
 SEEDS = (0, 1, 2)
@@ -60,10 +63,6 @@ def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
     from sklearn.kernel_approximation import RBFSampler
     from sklearn.linear_model import SGDClassifier
     from sklearn.pipeline import make_pipeline
-
-    from algorithms import DSGClassifier
-
-    from ..datasets import data_dir as default_dir
 
     data_dir = data_dir or default_dir()
     seeds = SEEDS[:1] if quick else SEEDS

@@ -8,15 +8,14 @@ import time
 
 import numpy as np
 
+from algorithms import dsg
+from algorithms.bench.protocols import DSG_VARIANTS, dsg_fit_kwargs, dsg_peers, dsg_settings
+from algorithms.datasets import load_or_digits
+from kbackends import to_numpy
+
 
 def run_demo(dataset="ijcnn1", data_dir=None, *, quick=False, backend="cpu", svc=True):
     """Train the DSG family (and SVC) on ``dataset`` and print a table; returns 0."""
-    from kbackends import to_numpy
-
-    from algorithms import dsg
-    from algorithms.bench.protocols import DSG_VARIANTS, dsg_fit_kwargs, dsg_peers, dsg_settings
-    from algorithms.datasets import load_or_digits
-
     name, X, y, Xt, yt = load_or_digits(dataset, data_dir)
     if quick:
         X, y = X[:10_000], y[:10_000]

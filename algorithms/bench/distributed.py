@@ -29,11 +29,18 @@ from pathlib import Path
 
 import numpy as np
 
+from algorithms import dsg
+from algorithms.datasets import load
+
+from ._optional import require
+
+_PURPOSE = "the distributed fit's measurements"  # dask and distributed: the bench (or dask) extra
 DSG_SETTINGS = dict(gamma=1.0, n_iter=32, batch_size=2048, block_size=256, random_state=0)
 
 
 def _cluster(n_workers, memory_limit="auto"):
-    from distributed import Client, LocalCluster
+    distributed = require("distributed", _PURPOSE)
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
 
     cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
                            memory_limit=memory_limit)
@@ -41,16 +48,11 @@ def _cluster(n_workers, memory_limit="auto"):
 
 
 def _ijcnn1():
-    from algorithms.datasets import load
-
     return load("ijcnn1")
 
 
 def _fit_on_cluster(n_workers, X, y, settings, config):
-    import dask
-    import dask.array as da
-
-    from algorithms import dsg
+    dask, da = require("dask", _PURPOSE), require("dask.array", _PURPOSE)
 
     cluster, client = _cluster(n_workers)
     try:
@@ -68,8 +70,6 @@ def _fit_on_cluster(n_workers, X, y, settings, config):
 
 
 def scheme():
-    from algorithms import dsg
-
     X, y, Xt, yt = _ijcnn1()
     s = DSG_SETTINGS
     dsg.fit(X[:5000], y[:5000], **{**s, "n_iter": 4, "cache_predictions": False})
@@ -94,8 +94,6 @@ def scheme():
 
 
 def scaling():
-    from algorithms import dsg
-
     X, y, Xt, yt = _ijcnn1()
     s = DSG_SETTINGS
     rows = []
@@ -145,10 +143,7 @@ def _labels(block):
 
 
 def ooc(rows=20_000_000, chunk_rows=250_000, memory_limit="1GB", folder=None, n_iter=80):
-    import dask
-    import dask.array as da
-
-    from algorithms import dsg
+    dask, da = require("dask", _PURPOSE), require("dask.array", _PURPOSE)
 
     folder = Path(folder or tempfile.mkdtemp(prefix="kbackends-ooc-"))
     folder.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,11 @@ import time
 
 import numpy as np
 
+from algorithms import dsg
+from algorithms.datasets import load_or_digits
+from kbackends import to_numpy
+
+from ._optional import pyplot
 from .common import Row, accuracy_time_figure, measure, subsample
 from .protocols import DSG_DATASETS as DATASETS
 from .protocols import DSG_PEER as PEER
@@ -45,10 +50,6 @@ def peers(name, X, y, Xt, yt, settings, progress, backend="cpu"):
 
 
 def ours(name, X, y, Xt, yt, settings, progress, backend="cpu", quick=False):
-    from kbackends import to_numpy
-
-    from algorithms import dsg
-
     X32, Xt32 = X.astype(np.float32), Xt.astype(np.float32)
     warm = {**dsg_fit_kwargs(settings, "dsg"), "n_iter": 2, "backend": backend}
     dsg.fit(X32[:1000], y[:1000], **warm)  # load the compiled kernels outside the timer
@@ -81,8 +82,6 @@ def objective_curves(name, X, y, settings, progress, lengths=(50, 100, 200)):
 
     Returns (setting, variant, seconds, objective, n_iter) tuples.
     """
-    from algorithms import dsg
-
     X32 = X.astype(np.float32)
     points = []
     for setting, extra in CURVE_SETTINGS.items():
@@ -110,10 +109,7 @@ def objective_table(points):
 
 
 def objective_figure(curves):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()  # matplotlib: the bench extra
 
     names = list(dict.fromkeys(d for d, _ in curves))
     fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.5), squeeze=False)
@@ -133,8 +129,6 @@ def objective_figure(curves):
 
 
 def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
-    from algorithms.datasets import load_or_digits
-
     rows, curves = [], []
     for name, settings in DATASETS.items():
         used, X, y, Xt, yt = load_or_digits(name, data_dir)

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from algorithms import tsgsu
+from algorithms.datasets import load
+
 # --- DSG / UDSG / CDSG (supervised kernel machines) -----------------------------------------
 
 # Per dataset: the kernel width every method shares, SVC's C, our settings and iterations.
@@ -82,8 +85,6 @@ def s3vm_split(name, seed, data_dir=None, max_unlabeled=None):
     unlabeled (the first ``max_unlabeled`` of them when given). HIGGS's columns are
     standardised (their scales differ by orders of magnitude).
     """
-    from algorithms.datasets import load
-
     X, y, Xt, yt = load(name, data_dir)
     X, y = np.vstack([X, Xt]), np.concatenate([y, yt])
     if name == "higgs":
@@ -132,8 +133,6 @@ def sbp_gamma(setting, X):
 
 def sbp_data(name, data_dir=None, quick=False):
     """``(X, y, X_t, y_t, gamma)`` of one SBP protocol, float32 (``quick``: the random subsample)."""
-    from algorithms.datasets import load
-
     X, y, Xt, yt = load(name, data_dir)
     if quick:
         rng = np.random.default_rng(0)
@@ -161,8 +160,6 @@ SU_N_PAIRS, SU_N_UNLABELED = 5000, 10_000
 def su_prepare(name, data_dir=None):
     """Train / test arrays of a dataset as the SU protocol uses them (+1 the larger class:
     SU data cannot tell which class is which, the paper's pi_+ > pi_- convention)."""
-    from algorithms.datasets import load
-
     X, y, Xt, yt = load(name, data_dir)
     if np.mean(y == 1) < 0.5:
         y, yt = -y, -yt
@@ -175,8 +172,6 @@ def su_prepare(name, data_dir=None):
 
 def su_split(X, y, n_pairs, n_unlabeled, seed):
     """SU data drawn from (X, y) at the class proportion, with the hidden labels, and the prior."""
-    from algorithms import tsgsu
-
     n_pos = int(np.sum(y == 1))
     prior = n_pos / len(y)
     pi_s = prior**2 + (1 - prior) ** 2

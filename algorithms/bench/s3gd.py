@@ -35,6 +35,9 @@ import warnings
 
 import numpy as np
 
+from .. import s3gd
+from ..datasets import load
+from ._optional import pyplot
 from .common import Row, measure
 from .protocols import S3GD_DATASETS as DATASETS
 from .protocols import S3GD_GAP as GAP
@@ -64,8 +67,6 @@ def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
 
 
 def _section(data_dir, quick, backend, progress):
-    from ..datasets import load
-
     names = ("phishing",) if quick else DATASETS
     steps = (1.0, 5.0) if quick else STEPS
     results = {}
@@ -87,8 +88,6 @@ def _section(data_dir, quick, backend, progress):
 
 
 def _warm_up(backend):
-    from .. import s3gd
-
     rng = np.random.default_rng(0)
     X = rng.standard_normal((300, 4))
     y = np.where(X[:, 0] > 0, 1, -1)
@@ -102,8 +101,6 @@ def _optimum(Xa, y, quick):
 
 
 def _dataset(name, X, y, quick, steps, backend, progress):
-    from .. import s3gd
-
     Xa = _appended(X)
     start = time.perf_counter()
     fstar = _optimum(Xa, y, quick)
@@ -184,8 +181,6 @@ def _best(res, method):
 
 
 def _rows(name, X, y, Xt, yt, res, quick, backend, progress):
-    from .. import s3gd
-
     rows = []
     for method in METHODS:
         step, hit, _ = _best(res, method)
@@ -287,10 +282,7 @@ COLORS = {"s3gd": "C0", "sgd": "C1", "svrg": "C2", "SAGA": "C3", "SGDClassifier"
 
 
 def _grid(n):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()  # matplotlib: the bench extra
 
     cols = min(2, n)
     rows = math.ceil(n / cols)
@@ -351,9 +343,6 @@ def correlation_vs_anchors(name="a9a", anchors=(20, 100, 1000, 5000), steps=(0.1
     SGD's for reference: the supplementary table of docs/s3gd.md."""
     import numba
     from threadpoolctl import threadpool_limits
-
-    from .. import s3gd
-    from ..datasets import load
 
     X, y, _, _ = load(name, data_dir)
     threads = numba.get_num_threads()

@@ -39,6 +39,13 @@ import warnings
 
 import numpy as np
 
+from kbackends import ops
+
+from .. import S3GDClassifier, s3gd
+from .._models import estimator as _estimator
+from ..datasets import data_dir as folder_of
+from ..datasets import load
+from ..s3gd import _setup as setup
 from .protocols import S3GD_DATASETS, S3GD_GAP, S3GD_LAM, appended, logistic_objective, logistic_optimum
 
 
@@ -74,9 +81,6 @@ def appended_csr(X):
 def compare(name, repeat=3, s3gd_kwargs=None, data_dir=None, progress=print, formats=("dense", "csr")):
     """Rows (dataset, format, S3GD fit s, S3GD gap, S3GD acc, SAGA fit s, SAGA gap, SAGA acc)."""
     import scipy.sparse
-
-    from .. import S3GDClassifier
-    from ..datasets import load
 
     X, y, Xt, yt = load(name, data_dir)
     Xa = appended(X)
@@ -114,9 +118,6 @@ def svmguide1(s3gd_kwargs=None, data_dir=None, progress=print):
     from sklearn.datasets import load_svmlight_file
     from sklearn.preprocessing import StandardScaler
 
-    from .. import S3GDClassifier
-    from ..datasets import data_dir as folder_of
-
     folder = folder_of(data_dir)
     X, y = load_svmlight_file(str(folder / "svmguide1"))
     Xt, yt = load_svmlight_file(str(folder / "svmguide1.t"), n_features=X.shape[1])
@@ -150,8 +151,6 @@ def sparse_api(path=None):
     """Train ``S3GDClassifier()`` on :func:`sparse_problem` and predict (run it under
     ``/usr/bin/time -v`` for the peak memory); with ``path``, only write the data as a
     LIBSVM file for the command line."""
-    from .. import S3GDClassifier
-
     X, y = sparse_problem()
     if path is not None:
         from sklearn.datasets import dump_svmlight_file
@@ -175,13 +174,6 @@ def phases(name, fmt="csr", repeat=15, s3gd_kwargs=None, data_dir=None, progress
     import collections
 
     import scipy.sparse
-
-    from kbackends import ops
-
-    from .. import S3GDClassifier, s3gd
-    from .._models import estimator as _estimator
-    from ..s3gd import _setup as setup
-    from ..datasets import load
 
     totals = collections.defaultdict(float)
 

@@ -28,6 +28,11 @@ import warnings
 
 import numpy as np
 
+from algorithms import sbp
+from kbackends import resolve, to_numpy
+from kbackends.ops import water_level
+
+from ._optional import pyplot
 from .common import Row, measure
 from .protocols import SBP_DATASETS as SETTINGS
 from .protocols import sbp_data
@@ -43,10 +48,6 @@ def _svc_row(name, X, y, Xt, yt, C, gamma, progress):
 
 
 def _sbp_row(name, X, y, Xt, yt, *, nu, gamma, bias, n_iter, backend, progress, label="SBP"):
-    from kbackends import to_numpy
-
-    from algorithms import sbp
-
     progress(f"{name}: {label} (nu={nu:g}, T={n_iter}, bias={bias}, {backend}) ...")
     args = {"nu": nu, "gamma": gamma, "bias": bias, "n_iter": n_iter, "random_state": 0, "backend": backend}
     model, acc, fit_s, pred_s, mb = measure(
@@ -60,9 +61,6 @@ def _sbp_row(name, X, y, Xt, yt, *, nu, gamma, bias, n_iter, backend, progress, 
 def _segmented_timing(model, X, y, nu, repeats=20):
     """Median seconds of one segmented water_level call for all classes versus
     one call per class, on the responses c_k = y_k f_k(x) of the fitted model."""
-    from kbackends import resolve
-    from kbackends.ops import water_level
-
     bk = resolve("cpu")
     f = np.asarray(model.raw_decision(X, bk), dtype=X.dtype)
     classes = np.asarray(model.classes)
@@ -92,12 +90,7 @@ def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
     """The SBP section of ``python -m algorithms bench`` (see the module docstring)."""
     import os
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from algorithms import sbp
+    plt = pyplot()  # matplotlib: the bench extra
 
     rows, notes, plots = [], [], []
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

@@ -38,14 +38,16 @@ from pathlib import Path
 
 import numpy as np
 
+from algorithms import SBPClassifier
+from algorithms import load as load_model
+from algorithms.datasets import data_dir, load
+
 SEEDS = (0, 1, 2)
 MEMORY_SHAPE, MEMORY_DENSITY = (20_000, 50_000), 0.001
 GB = 1 << 30
 
 
 def _data_dir():
-    from algorithms.datasets import data_dir
-
     return Path(data_dir())
 
 
@@ -72,8 +74,6 @@ def _row(label, ours, peer, ratio, passed):
 
 
 def _sbp(seed=0):
-    from algorithms import SBPClassifier
-
     return lambda: SBPClassifier(random_state=seed)
 
 
@@ -144,8 +144,6 @@ def section_ijcnn1():
 def section_small():
     from sklearn.svm import SVC
 
-    from algorithms.datasets import load
-
     for name in ("usps8", "letterA"):
         X, y, Xt, yt = load("letter" if name == "letterA" else name)
         if name == "letterA":
@@ -173,13 +171,11 @@ def _memory_api(folder):
     """Run inside the measured process: read the rows, fit, predict, save, load, predict."""
     import scipy.sparse as sp
 
-    from algorithms import SBPClassifier, load
-
     X, y = sp.load_npz(Path(folder) / "X.npz"), np.load(Path(folder) / "y.npy")
     est = SBPClassifier(random_state=0).fit(X, y)
     pred = est.predict(X)
     path = est.model_.save(Path(folder) / "api.npz")
-    again = load(path).predict(X)
+    again = load_model(path).predict(X)
     print(f"train accuracy {np.mean(pred == y):.4f}, {est.model_.params['n_support']} support vectors, "
           f"file {path.stat().st_size / 1e6:.1f} MB, reloaded predictions equal: {bool(np.all(again == est.model_.predict(X)))}")
 
@@ -193,9 +189,8 @@ def _peak(command):
 
 
 def section_memory():
-    from sklearn.datasets import dump_svmlight_file
-
     import scipy.sparse as sp
+    from sklearn.datasets import dump_svmlight_file
 
     with tempfile.TemporaryDirectory() as folder:
         # made here, not in the measured processes: scipy.sparse.random(random_state=0) draws

@@ -17,12 +17,13 @@ import time
 
 import numpy as np
 
+from algorithms import DSGClassifier, S3GDClassifier, SBPClassifier
+from algorithms.datasets import load
+
 ALGOS = ("dsg", "sbp", "s3gd")
 
 
 def _estimator(algo, seed):
-    from algorithms import DSGClassifier, S3GDClassifier, SBPClassifier
-
     return {"dsg": DSGClassifier, "sbp": SBPClassifier, "s3gd": S3GDClassifier}[algo](random_state=seed)
 
 
@@ -34,8 +35,6 @@ def _run(algo, seed, X, y, Xt, yt):
 
 
 def main(argv=None):
-    from algorithms.datasets import load
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default="a9a,w8a", help="data sets, comma-separated")
     parser.add_argument("--algos", default=",".join(ALGOS), help="dsg, sbp, s3gd, comma-separated")

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from algorithms import tsgs3vm
+from kbackends import to_numpy
+
 from .common import Row, accuracy_time_figure, measure
 from .protocols import S3VM_DATASETS as FULL
 from .protocols import S3VM_N_LABELED as N_LABELED
@@ -28,9 +31,6 @@ from .protocols import s3vm_split as split
 
 def _methods(name, backend):
     from sklearn.svm import SVC
-
-    from algorithms import tsgs3vm
-    from kbackends import to_numpy
 
     def ours(**extra):
         def fit(X_l, y_l, X_u, seed):
@@ -57,8 +57,6 @@ def _methods(name, backend):
 
 
 def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
-    from algorithms import tsgs3vm
-
     seeds = (0,) if quick else (0, 1, 2, 3, 4)
     names = QUICK if quick else FULL
     max_unlabeled = 20_000 if quick else None

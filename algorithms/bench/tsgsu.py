@@ -45,10 +45,14 @@ import time
 
 import numpy as np
 
-from .. import tsgsu
-from .protocols import SU_DATASETS, SU_N_PAIRS, SU_N_UNLABELED
+from kbackends import resolve, to_numpy
+
+from .. import dsg, tsgsu
+from .._boundary.validation import median_gamma
+from ._optional import pyplot
+from .common import Row, measure
+from .protocols import SU_DATASETS, SU_N_PAIRS, SU_N_UNLABELED, su_split
 from .protocols import su_prepare as prepare
-from .protocols import su_split
 
 SU_SL_LAMS = (1e-4, 1e-3, 1e-2, 1e-1)
 # Width candidates (x the median heuristic) and folds for SU-SL on random features:
@@ -59,10 +63,6 @@ GAMMA_SCALES, CV_FOLDS = tsgsu.SELECT_GAMMA_SCALES, tsgsu.SELECT_CV
 def su_sl_selected(X_s, X_u, prior, features, seed, n_components=500):
     """SU-SL with its ridge (and, on random features, its width) chosen as TSGSU's are:
     by the ``CV_FOLDS``-fold SU risk of the 0-1 loss (label-free), then refit on all."""
-    from kbackends import resolve
-
-    from .._boundary.validation import median_gamma
-
     folds = tsgsu._split_folds(np.random.default_rng(seed), len(X_s), len(X_u), CV_FOLDS)  # whole pairs
     X_pts = X_s.reshape(-1, X_s.shape[2])
     risk = tsgsu._SURisk(prior, *tsgsu.CRITERIA["zero_one"])
@@ -88,11 +88,6 @@ def _chosen(selection):
 def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=None, with_prior=True,
                 n_components=500, dsg_iter=60):
     """Rows (one per method and seed) and the prior-estimation records of one dataset."""
-    from kbackends import to_numpy
-
-    from .. import dsg
-    from .common import Row, measure
-
     X, y, Xt, yt = prepare(name, data_dir)
     X32, Xt32 = X.astype(np.float32), Xt.astype(np.float32)
     rows, priors = [], []
@@ -163,10 +158,6 @@ def run_dataset(name, seeds, n_pairs, n_unlabeled, backend, progress, data_dir=N
 
 def skin_scaling(backend, progress, data_dir=None, n_unlabeled=100_000):
     """TSGSU on Skin_NonSkin with 5,000 pairs and 100,000 unlabeled points: fit time."""
-    from kbackends import to_numpy
-
-    from .common import Row, measure
-
     X, y, Xt, yt = prepare("skin", data_dir)
     (X_s, X_u, _, _), prior = su_split(X.astype(np.float32), y, 5000, n_unlabeled, 0)
     tsgsu.fit(X_s[:200], X_u[:200], prior=prior, n_iter=2, backend=backend)
@@ -181,8 +172,6 @@ def skin_scaling(backend, progress, data_dir=None, n_unlabeled=100_000):
 def aggregate(rows):
     """One row per (dataset, method, problem size): accuracy mean and std over the seeds,
     mean times, the first seed's peak memory (the only one traced)."""
-    from .common import Row
-
     groups = {}
     for r in rows:
         groups.setdefault((r.dataset, r.method, r.size.split(", lam")[0]), []).append(r)
@@ -251,10 +240,7 @@ def prior_table(priors):
 
 
 def plot(rows, backend):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()  # matplotlib: the bench extra
 
     datasets = sorted({r.dataset for r in rows if r.size.find("100000") < 0})
     methods = []

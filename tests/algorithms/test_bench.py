@@ -68,3 +68,17 @@ def test_subsample_is_random_and_keeps_pairs():
     assert len(ys) == 10 and np.array_equal(Xs[:, 0], ys) and np.all(np.diff(ys) > 0)
     assert not np.array_equal(ys, np.arange(10))
     assert _bench.subsample(X, y, 1000, 0)[1] is y
+
+
+def test_a_missing_extra_is_named(fake_section, tmp_path, monkeypatch, capsys):
+    """The core install has no matplotlib: the bench says which extra brings it, in
+    Python and on the command line (one line, exit 1), before any section runs."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ModuleNotFoundError
+    with pytest.raises(ModuleNotFoundError, match=r'matplotlib.*pip install "kbackends\[bench\]"') as exc:
+        _bench.run(out_dir=tmp_path, only=["toy"], progress=lambda line: None)
+    assert exc.value.name == "matplotlib"
+    assert fake_section == [] and not (tmp_path / "results.md").exists()
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "--only", "toy", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 1 and 'pip install "kbackends[bench]"' in err and "internal error" not in err

@@ -1,5 +1,7 @@
 """Dataset loaders: parsing, the parsed-array cache, the digits fallback."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -40,3 +42,12 @@ def test_fallback_is_the_bundled_digits(tmp_path):
     name, X, y, Xt, yt = datasets.load_or_digits("ijcnn1", tmp_path / "nope")
     assert name == "digits-8-vs-rest" and X.shape[1] == 64
     assert set(np.unique(y)) == {-1, 1}
+
+
+def test_usps8_without_h5py_names_the_extra(tmp_path, monkeypatch):
+    """h5py is optional (the bench extra): usps8, the one HDF5 set, says what to install."""
+    monkeypatch.setenv("KBACKENDS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setitem(sys.modules, "h5py", None)  # `import h5py` raises ModuleNotFoundError
+    (tmp_path / "usps.h5").write_bytes(b"")
+    with pytest.raises(ModuleNotFoundError, match=r'usps8.*h5py.*pip install "kbackends\[bench\]"'):
+        datasets.load("usps8", tmp_path)

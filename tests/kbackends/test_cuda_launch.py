@@ -230,3 +230,26 @@ def test_the_simulator_launches_through_numba_on_stream_0(paths):
     launch.run_kernel(kernel, 2, 64, 0, np.zeros(3))
     assert kernel.calls[0][0] == (2, 64, 0) and not paths["core"] and not paths["numba"]
     assert launch.launch_counts == {"fast": 0, "numba": 1}
+
+
+def test_public_launch_counts_and_settings(paths):
+    """kbackends.launch_counts() counts launches by path (a copy to subtract);
+    kbackends.launch_settings() switches the path and the chunk budget for a block
+    and restores both."""
+    import kbackends
+
+    kernel, stream = _Kernel(), launch.DeviceStream(0, 1234)
+    x = DeviceLike(np.zeros(8, np.float32))
+    before = kbackends.launch_counts()
+    launch.run_kernel(kernel, 4, 128, stream, x)
+    with kbackends.launch_settings(fast=False, chunk_bytes=256):
+        assert launch.CHUNK_BYTES == 256 and launch.chunk_rows(100, 64) == 4
+        launch.run_kernel(kernel, 4, 128, stream, x)
+    assert launch.FAST_LAUNCH is True and launch.CHUNK_BYTES == 1 << 28
+    after = kbackends.launch_counts()
+    assert {k: after[k] - before[k] for k in after} == {"fast": 1, "numba": 1}
+    after["fast"] += 10  # a copy: the counters themselves are not touched
+    assert kbackends.launch_counts()["fast"] == 1
+    with pytest.raises(ValueError, match="chunk_bytes"):
+        with kbackends.launch_settings(chunk_bytes=0):
+            pass

@@ -1,4 +1,4 @@
-"""``python -m kbackends gpu-report``: end to end at small sizes (under the simulator in CI,
+"""``python -m algorithms gpu-report``: end to end at small sizes (under the simulator in CI,
 a dry run of the GPU host's one command; on the GPU where there is one), and the roofline
 read from a device (a stand-in CuPy here)."""
 
@@ -12,7 +12,7 @@ import kbackends
 
 @pytest.mark.cuda
 def test_small_report_has_every_section(tmp_path):
-    from kbackends.__main__ import main
+    from algorithms._cli.main import main
 
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         backend = "cudasim"
@@ -20,9 +20,9 @@ def test_small_report_has_every_section(tmp_path):
         backend = "cuda"
     else:
         pytest.skip("no CUDA GPU here and the simulator is off")
-    here = os.path.dirname(__file__)
-    main(["gpu-report", "--out", str(tmp_path), "--small", "--backend", backend,
-          "--pytest-args", f"{here}/test_waterfill_cuda.py -k no_segment"])
+    kernels_tests = os.path.join(os.path.dirname(os.path.dirname(__file__)), "kbackends")
+    assert main(["gpu-report", "--out", str(tmp_path), "--small", "--backend", backend,
+                 "--pytest-args", f"{kernels_tests}/test_waterfill_cuda.py -k no_segment"]) == 0
     text = (tmp_path / "report.md").read_text()
     for heading in ("## Device", "## Tests", "## Ops against the roofline", "## Whole fits against the cpu engine"):
         assert heading in text
@@ -97,32 +97,48 @@ def test_roofline_falls_back_to_nominal_saying_why(monkeypatch):
     assert "MultiProcessorCount" in roof["read_error"]
 
 
-def test_parts_choose_the_sections(tmp_path):
+def test_parts_choose_the_sections(tmp_path, capsys):
     """``--parts`` splits the report over calls (the GPU host allows ten minutes a
     command): only the named sections run; an unknown one is a usage error."""
-    from algorithms.bench.gpu_report import main
+    from algorithms._cli.main import main
+    from algorithms.bench.gpu_report import run
 
-    report = main(["--out", str(tmp_path), "--small", "--backend", "cpu", "--parts", "ops",
-                   "--skip", "rff_features", "--skip", "kernel_response_update", "--skip", "water_level",
-                   "--skip", "water_level_biased", "--skip", "prox_sgd_run", "--skip", "rff_weighted_sum",
-                   "--skip", "rff_predict@1GiB", "--skip", "rff_weighted_sum@1GiB",
-                   *[a for op in ("rff_predict", "kernel_response_update", "water_level", "water_level_biased",
-                                  "prox_sgd_run") for a in ("--skip", f"{op}@numba")]])
+    ops = ("rff_predict", "kernel_response_update", "water_level", "water_level_biased", "prox_sgd_run")
+    report = run(tmp_path, small=True, backend="cpu", parts=["ops"],
+                 skip=["rff_features", *ops[1:], "rff_weighted_sum", "rff_predict@1GiB", "rff_weighted_sum@1GiB",
+                       *[f"{op}@numba" for op in ops]])
     assert report["tests"] is None and report["fits"] == []
     assert [row["op"] for row in report["ops"]] == ["rff_predict"]
-    with pytest.raises(SystemExit):
-        main(["--out", str(tmp_path), "--parts", "tests,figures"])
+    assert (tmp_path / "report.md").read_text().count("| rff_predict |") == 1
+    with pytest.raises(SystemExit) as exc:
+        main(["gpu-report", "--out", str(tmp_path), "--parts", "tests,figures"])
+    assert exc.value.code == 2 and "'figures'" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="figures"):
+        run(tmp_path, parts=["figures"])
 
 
 def test_profile_writes_where_the_host_time_goes(tmp_path):
     """``--profile``: each fit that ran on the device is profiled once more (cProfile)
     into one file, a section per fit."""
-    from algorithms.bench.gpu_report import main
+    from algorithms._cli.main import main
 
-    main(["--out", str(tmp_path), "--small", "--backend", "cpu", "--parts", "fits", "--profile",
-          "--skip", "dsg-ijcnn1-dask", "--skip", "tsgs3vm-skin", "--skip", "tsgsu-a9a", "--skip", "sbp-a9a",
-          "--skip", "s3gd-a9a",
-          "--skip", "dsg-defaults-ijcnn1", "--skip", "dsg-a9a-csr", "--skip", "sbp-a9a-csr",
-          "--skip", "s3gd-a9a-csr", "--skip", "dsg-ijcnn1"])
+    others = ["dsg-ijcnn1-dask", "tsgs3vm-skin", "tsgsu-a9a", "sbp-a9a", "s3gd-a9a", "dsg-defaults-ijcnn1",
+              "dsg-a9a-csr", "sbp-a9a-csr", "s3gd-a9a-csr", "dsg-ijcnn1"]
+    assert main(["gpu-report", "--out", str(tmp_path), "--small", "--backend", "cpu", "--parts", "fits", "--profile",
+                 *[a for key in others for a in ("--skip", key)]]) == 0
     text = (tmp_path / "profiles.txt").read_text()
-    assert text.startswith("## dsg-synthetic") and "tottime" in text and "_engine.py" in text
+    assert text.startswith("## dsg-synthetic") and "tottime" in text and "_engine" in text
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [row["fit"] for row in report["fits"]] == ["dsg-synthetic"]
+    assert report["fits"][0]["launches"] == {"fast": 0, "numba": 0}  # the cpu engine launches no CUDA kernel
+
+
+def test_kbackends_command_says_where_the_report_moved(capsys):
+    """kbackends knows nothing of the algorithms above it: its command line names the
+    new home of the GPU report and stops (usage error)."""
+    from kbackends.__main__ import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["gpu-report", "--out", "somewhere"])
+    assert exc.value.code == 2
+    assert "python -m algorithms gpu-report --out somewhere" in capsys.readouterr().err

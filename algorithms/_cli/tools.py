@@ -1,0 +1,83 @@
+"""The command line's tools: ``demo``, ``bench`` and ``gpu-report``, run from
+:mod:`algorithms.bench`, which each command imports when it runs (the bench's
+plots need its optional extra; ``train`` and ``predict`` load none of it)."""
+
+from __future__ import annotations
+
+from algorithms._cli.options import UsageError
+
+
+def cmd_demo(args):
+    """``demo``: the DSG family next to SVC on one data set."""
+    from algorithms.bench.demo import run_demo  # the tools load when their command runs
+
+    return run_demo(args.dataset, args.data, quick=args.quick, backend=args.backend, svc=not args.no_svc)
+
+
+def cmd_bench(args):
+    """``bench``: every algorithm next to its peers (the bench extra draws the plots)."""
+    from algorithms import bench as _bench  # the tools load when their command runs
+
+    only = [name.strip() for name in args.only.split(",")] if args.only else None
+    unknown = [name for name in only or () if name not in _bench.SECTIONS]
+    if unknown:  # a bad option value: a usage error, before anything runs
+        raise UsageError(f"unknown bench section {', '.join(map(repr, unknown))} in --only "
+                         f"(known: {', '.join(_bench.SECTIONS)})")
+    _bench.run(data_dir=args.data, out_dir=args.out, quick=args.quick, backend=args.backend, only=only,
+               progress=lambda line: print(line, flush=True))
+    return 0
+
+
+def cmd_gpu_report(args):
+    """``gpu-report``: the whole GPU check (algorithms.bench.gpu_report)."""
+    from algorithms.bench.gpu_report import PARTS, run  # the tools load when their command runs
+
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:  # a bad option value: a usage error, before anything runs
+        raise UsageError(f"--parts: unknown section(s) {', '.join(map(repr, unknown))} (known: {', '.join(PARTS)})")
+    run(args.out, backend=args.backend, small=args.small, data=args.data, pytest_args=args.pytest_args,
+        max_seconds=args.max_seconds, parts=parts, profile=args.profile, skip=args.skip)
+    return 0
+
+
+def add_tool_commands(sub, backends):
+    """The subcommands demo, bench and gpu-report, added to ``sub`` (the parser's
+    subparsers); ``backends`` are the choices of their --backend."""
+    demo = sub.add_parser("demo", help="train on a real dataset and compare with scikit-learn's SVC")
+    demo.add_argument("--data", help="data folder (default ../shared/data or $KBACKENDS_DATA)")
+    demo.add_argument("--dataset", default="ijcnn1", help="dataset name in the folder (default ijcnn1)")
+    demo.add_argument("--backend", default="cpu", choices=backends, help="where to compute (default cpu)")
+    demo.add_argument("--quick", action="store_true", help="10k training rows, 20k test rows")
+    demo.add_argument("--no-svc", action="store_true", help="skip the SVC row (slow on big data)")
+    demo.set_defaults(func=cmd_demo)
+
+    bench = sub.add_parser("bench", help="compare with scikit-learn peers on real data; Markdown table + PNG plots")
+    bench.add_argument("--quick", action="store_true", help="small subsets, one seed: a few minutes in all")
+    bench.add_argument("--only", help="comma-separated sections (dsg, tsgs3vm, tsgsu, sbp, s3gd, defaults); default all")
+    bench.add_argument("--backend", default="cpu", choices=backends, help="where to compute (default cpu)")
+    bench.add_argument("--data", help="data folder (default ../shared/data or $KBACKENDS_DATA)")
+    bench.add_argument("--out", default="bench-out", help="folder for results.md and the plots")
+    bench.set_defaults(func=cmd_bench)
+
+    gpu = sub.add_parser("gpu-report", help="the whole GPU check: cuda tests, ops against the roofline, fits vs cpu",
+                         description="The whole GPU check into DIR/report.md (algorithms.bench.gpu_report).")
+    gpu.add_argument("--out", required=True, help="folder for report.md, report.json and tests.log")
+    gpu.add_argument("--backend", default="cuda", help="cuda (a GPU) or cudasim (the simulator, for a dry run)")
+    gpu.add_argument("--small", action="store_true", help="tiny sizes: a dry run")
+    gpu.add_argument("--data", help="data folder (default: $KBACKENDS_DATA or ../shared/data)")
+    gpu.add_argument("--pytest-args", default="",
+                     help="extra pytest arguments for the test section, one quoted string (write"
+                          " --pytest-args='-k EXPR' with '=' when it starts with a dash); 'none' skips it")
+    gpu.add_argument("--max-seconds", type=float, default=540.0,
+                     help="start no new item after this many seconds (the GPU host allows ten minutes a command);"
+                          " the report is rewritten after every item, so a cut run keeps what it measured")
+    gpu.add_argument("--parts", default="tests,ops,fits",
+                     help="which sections to run, comma-separated (e.g. 'tests,ops' in one call and 'fits' in the"
+                          " next, to keep each call inside the GPU host's ten minutes)")
+    gpu.add_argument("--profile", action="store_true",
+                     help="profile each device fit once more on the host (cProfile) into DIR/profiles.txt:"
+                          " where an iteration's host time goes")
+    gpu.add_argument("--skip", action="append", default=[],
+                     help="an op or fit to leave out (e.g. rff_features, sbp-a9a, dsg-synthetic:cpu); repeatable")
+    gpu.set_defaults(func=cmd_gpu_report)

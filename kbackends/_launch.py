@@ -1,0 +1,58 @@
+"""The Numba-CUDA kernels' launch path and row-chunk budget, seen from outside the
+kernels: how many launches took which path, and a block run with other settings
+(for reports that compare the paths and tests that cover several chunks)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from .kernels import _cuda_launch
+
+
+def launch_counts():
+    """Numba-CUDA kernel launches made so far in this process, by path.
+
+    Returns
+    -------
+    dict
+        ``{"fast": n, "numba": n}``, a copy: ``fast`` counts the launches through
+        cuda.core (a kernel already typed for its argument signature), ``numba``
+        those through Numba's own launch (the first of a signature, the simulator,
+        ``KBACKENDS_FAST_LAUNCH=0``). Subtract two copies to count a span of work.
+    """
+    return dict(_cuda_launch.launch_counts)
+
+
+@contextmanager
+def launch_settings(*, fast=None, chunk_bytes=None):
+    """Run a block with another launch path or row-chunk budget; both restored on exit.
+
+    Parameters
+    ----------
+    fast : bool, optional
+        True: launch through cuda.core once a kernel is typed (the default unless
+        ``KBACKENDS_FAST_LAUNCH=0``); False: always through Numba's own launch.
+        None leaves the setting as it is.
+    chunk_bytes : int, optional
+        Bytes of scratch one chunked op may hold at once (default 256 MiB): the
+        ``(rows, m)`` products are computed in row chunks of this size. None
+        leaves it as it is.
+
+    Raises
+    ------
+    ValueError
+        If ``chunk_bytes`` is not a positive integer.
+    """
+    if chunk_bytes is not None and (isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, int)
+                                    or chunk_bytes < 1):
+        msg = f"`chunk_bytes` must be a positive int, got {chunk_bytes!r}"
+        raise ValueError(msg)
+    saved = _cuda_launch.FAST_LAUNCH, _cuda_launch.CHUNK_BYTES
+    if fast is not None:
+        _cuda_launch.FAST_LAUNCH = bool(fast)
+    if chunk_bytes is not None:
+        _cuda_launch.CHUNK_BYTES = chunk_bytes
+    try:
+        yield
+    finally:
+        _cuda_launch.FAST_LAUNCH, _cuda_launch.CHUNK_BYTES = saved
