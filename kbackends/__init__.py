@@ -11,7 +11,9 @@ for a dtype name); sync_free (marks an iteration loop free of device -> host
 transfers, checked by :func:`kbackends.testing.transfer_guard`), to_host_async
 (a deferred, non-stalling read of a small array). The ops live in
 :mod:`kbackends.ops`, the matching random features in :mod:`kbackends.random`,
-the oracle-test helpers for any backend in :mod:`kbackends.testing`.
+the oracle-test helpers for any backend in :mod:`kbackends.testing`, and the kit for
+kernels registered outside kbackends (launch, geometry, device math) in
+:mod:`kbackends.kernel_tools`.
 """
 
 from ._backend import Backend, available_backends, register_backend, registered_backends, resolve

@@ -29,7 +29,9 @@ def register_kernel(op: str, impl: str, target: Callable | str) -> None:
         ``"cuda"``, or one a third-party backend lists in its ``impls``.
     target : callable or str
         The function, or ``"package.module:function"`` to import on first use.
-        Every kernel has the signature ``fn(*arrays, xp, **static) -> result``.
+        Every kernel has the signature ``fn(*arrays, xp, **static) -> result``;
+        a Numba-CUDA or Numba kernel written outside kbackends builds on
+        :mod:`kbackends.kernel_tools`.
 
     Raises
     ------
