@@ -63,8 +63,8 @@ NVIDIA does not promise to repeat bit for bit).
 import numpy as np
 from numba import config, cuda
 
-from .._cuda_launch import contiguous, launch_context, run_kernel
-from ...losses import PSI_CODES, dpsi, dpsi_typed
+from kbackends.kernel_tools import contiguous, launch_context, run_kernel
+from kbackends.losses import PSI_CODES, dpsi, dpsi_typed
 from ._xp import METHODS
 
 # Under the simulator every thread and barrier is a Python thread switch: the

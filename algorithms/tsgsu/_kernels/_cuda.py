@@ -17,8 +17,7 @@ import math
 import numpy as np
 from numba import config, cuda
 
-from .._cuda_block import tree_sum
-from .._cuda_launch import contiguous, launch_context, run_kernel
+from kbackends.kernel_tools import contiguous, launch_context, run_kernel, tree_sum
 from . import _xp
 
 _THREADS = 32 if config.ENABLE_CUDASIM else 512  # a power of two: the trees halve it
