@@ -338,7 +338,7 @@ _GUARD_ACTIVE = []
 
 
 def _inside_a_kernel():
-    """Whether a frame of the caller's stack runs code under ``kbackends/kernels``."""
+    """Whether a frame of the caller's stack runs a kernel (see :func:`kernel_entry`)."""
     return kernel_entry(sys._getframe(2)) is not None
 
 
