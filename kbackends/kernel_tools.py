@@ -45,6 +45,27 @@ kernel with a float32 and a float64 signature, ``PTX_FLOAT64_BY_DESIGN`` /
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for readers, IDEs and type checkers; at run time each name is imported on first use
+    from .kernels._cuda_block import tree_sum
+    from .kernels._cuda_launch import (
+        BLOCK_2D,
+        MAX_GRID_X,
+        MAX_GRID_YZ,
+        MAX_THREADS_PER_BLOCK,
+        THREADS_1D,
+        blocks_for,
+        chunk_rows,
+        contiguous,
+        grid_1d,
+        grid_2d,
+        launch_context,
+        row_passes,
+        run_kernel,
+    )
+    from .kernels._cuda_math import HALF, INF, ONE, TWO, ZERO, cos, sincos
+    from .kernels._numba_prefetch import prefetch
 
 # name -> the private module that defines it (one object: Numba's overloads of cos /
 # sincos are keyed on the function, so the re-exported name must be the same object).
@@ -58,7 +79,11 @@ _HOME = {
     "prefetch": "kbackends.kernels._numba_prefetch",
 }
 
-__all__ = sorted(_HOME)
+__all__ = [
+    "BLOCK_2D", "HALF", "INF", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D", "TWO", "ZERO",
+    "blocks_for", "chunk_rows", "contiguous", "cos", "grid_1d", "grid_2d", "launch_context", "prefetch", "row_passes",
+    "run_kernel", "sincos", "tree_sum",
+]
 
 
 def __getattr__(name):

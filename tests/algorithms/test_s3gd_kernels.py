@@ -81,8 +81,8 @@ def test_prox_sgd_loop_on_csr_rows_matches_dense(method, l1):
     batches = np.random.default_rng(1).integers(0, X.shape[0], size=(3 * 4, 5))
     w0 = np.full(X.shape[1] + 1, 0.1)
     run = get_kernel("prox_sgd_run", "cpu")
-    kw = dict(xp=np, method=method, loss="logistic", beta=5.0, eta=0.3, l1=l1, l2=0.01, k_in=4, n_outer=3,
-              record_step=6)
+    kw = {"xp": np, "method": method, "loss": "logistic", "beta": 5.0, "eta": 0.3, "l1": l1, "l2": 0.01, "k_in": 4,
+          "n_outer": 3, "record_step": 6}
     dense = run(X, cls, w0, batches, cw, Z, G, idx, gw, **kw)
     for lazy in (True, False):
         got = run(sp.csr_matrix(X), cls, w0, batches, cw, Z, G, idx, gw, lazy=lazy, **kw)

@@ -19,6 +19,7 @@ def test_every_listed_name_is_the_built_in_kernels_object():
     for name in kernel_tools.__all__:
         assert getattr(kernel_tools, name) is not None, name
     assert set(kernel_tools.__all__) <= set(dir(kernel_tools))
+    assert sorted(kernel_tools.__all__) == sorted(kernel_tools._HOME)  # the list is the table
 
 
 def test_an_unknown_name_raises_attribute_error():
