@@ -144,7 +144,7 @@ def test_anchor_ops_over_chunks_and_repeatable(bk, small_chunks, dtype_name):
 
 def _every_kernel(bk, dtype_name):
     """One call of each cuda op (every Numba-CUDA kernel launched at least once), as NumPy."""
-    xp, cuda_of = bk.xp, (lambda name: kernel_module(name, "cuda"))
+    xp, cuda_of = bk.xp, (lambda name, part="cuda": kernel_module(name, part))
     rng = np.random.default_rng(5)
     n, m, d = 29, 6, 3
     X = rng.standard_normal((n, d)).astype(dtype_name)
@@ -164,7 +164,7 @@ def _every_kernel(bk, dtype_name):
     out["response"] = cuda_of("response").kernel_response_update(Xd, idx, w, y, c, xp=xp, kernel="rbf", gamma=0.4)
     wf = cuda_of("waterfill")
     out["level"] = wf.water_level(c, bk.asarray(np.array([1.5, 0.5])), bk.asarray(np.array([0, 12, n])), xp=xp)
-    out["biased"] = wf.water_level_biased(c, y, 2.0, xp=xp)
+    out["biased"] = cuda_of("waterfill", "cuda_biased").water_level_biased(c, y, 2.0, xp=xp)
     anchors = cuda_of("anchors")
     A = bk.asarray(X[:7])
     out["knn"] = anchors.anchor_knn(Xd, A, xp=xp, k=3)
