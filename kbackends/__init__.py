@@ -13,7 +13,9 @@ transfers, checked by :func:`kbackends.testing.transfer_guard`), to_host_async
 launch_settings (the Numba-CUDA kernels' launches by path, and a block run with
 another launch path or row-chunk budget). The ops live in
 :mod:`kbackends.ops`, the matching random features in :mod:`kbackends.random`,
-the oracle-test helpers for any backend in :mod:`kbackends.testing`.
+the oracle-test helpers for any backend in :mod:`kbackends.testing`, and the kit for
+kernels registered outside kbackends (launch, geometry, device math) in
+:mod:`kbackends.kernel_tools`.
 """
 
 from ._backend import Backend, available_backends, register_backend, registered_backends, resolve

@@ -14,6 +14,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from ._registry import KERNEL_CODES
+
 KERNELS_DIR = str(Path(__file__).parent / "kernels")
 
 # Namespace functions that describe dtypes or flags: no array work.
@@ -33,11 +35,12 @@ _METHODS = tuple(
 
 
 def kernel_entry(frame):
-    """The outermost frame at or above ``frame`` that runs code under
-    ``kbackends/kernels`` (a kernel's implementation), or None."""
+    """The outermost frame at or above ``frame`` that runs a kernel's implementation
+    (code under ``kbackends/kernels``, or a registered kernel of another package), or None."""
     entry = None
     while frame is not None:
-        if frame.f_code.co_filename.startswith(KERNELS_DIR):
+        code = frame.f_code
+        if code.co_filename.startswith(KERNELS_DIR) or code in KERNEL_CODES:
             entry = frame
         frame = frame.f_back
     return entry

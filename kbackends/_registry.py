@@ -15,6 +15,16 @@ from ._backend import Backend, resolve
 
 _KERNELS: dict[tuple[str, str], Callable | str] = {}
 _LOCK = threading.Lock()
+# The code of every registered kernel imported so far: kbackends.testing's op counter and
+# transfer guard tell a kernel's frames by it (those under kbackends/kernels by their
+# folder), wherever the family lives (an algorithm's package, a third-party one).
+KERNEL_CODES: set = set()
+
+
+def _remember(target: Callable) -> None:
+    code = getattr(target, "__code__", None)
+    if code is not None:
+        KERNEL_CODES.add(code)
 
 
 def register_kernel(op: str, impl: str, target: Callable | str) -> None:
@@ -29,7 +39,9 @@ def register_kernel(op: str, impl: str, target: Callable | str) -> None:
         ``"cuda"``, or one a third-party backend lists in its ``impls``.
     target : callable or str
         The function, or ``"package.module:function"`` to import on first use.
-        Every kernel has the signature ``fn(*arrays, xp, **static) -> result``.
+        Every kernel has the signature ``fn(*arrays, xp, **static) -> result``;
+        a Numba-CUDA or Numba kernel written outside kbackends builds on
+        :mod:`kbackends.kernel_tools`.
 
     Raises
     ------
@@ -42,6 +54,8 @@ def register_kernel(op: str, impl: str, target: Callable | str) -> None:
             msg = f"kernel {op!r} already has a {impl!r} implementation"
             raise ValueError(msg)
         _KERNELS[key] = target
+        if not isinstance(target, str):
+            _remember(target)
 
 
 def registered_kernels(op: str | None = None) -> list[tuple[str, str]]:
@@ -74,6 +88,7 @@ def get_kernel(op: str, backend="auto") -> Callable:
             target = _import_target(target)
             with _LOCK:
                 _KERNELS[(op, impl)] = target
+                _remember(target)
         return target
     have = [impl for (name, impl) in _KERNELS if name == op]
     msg = (

@@ -247,7 +247,7 @@ def dpsi(u, y, code, beta, xp):
 
 
 # Numba's on-disk cache of the kernel that compiles this does not see edits here:
-# clear kbackends/kernels/prox_sgd/__pycache__ after changing it.
+# clear the __pycache__ of the prox-SGD kernel's package after changing it.
 @register_jitable
 def dpsi_scalar(u, y, code, beta):
     """``d psi(u; y) / du`` for one score ``u`` and label ``y`` (floats), compiled into

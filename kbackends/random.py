@@ -237,7 +237,7 @@ def omega_blocks(
     """The blocks ``start, ..., stop - 1`` of :func:`omega_block`, stacked.
 
     One cached array for the whole range: a model that evaluates its blocks in
-    groups (``algorithms._engine.evaluate_blocks``) finds a finished group with one
+    groups (as a random-feature engine's prediction does) finds a finished group with one
     cache lookup instead of a lookup and a copy per block, which on a GPU is
     the host time that bounds an iteration.
 

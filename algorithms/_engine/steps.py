@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kbackends import get_kernel, to_host_async
+from kbackends import ops, to_host_async
 
 
 def step_size(schedule: str, theta: float, lam: float, t: int) -> float:
@@ -107,24 +107,23 @@ def _block_step(batches, omega, phase, bk, s, eta: float, F: int):
         grad = grad_b = None
         for batch in batches:
             B = batch.X.shape[0]
-            part = get_kernel("rff_weighted_sum", bk)(batch.X, omega, phase, batch.g.T, xp=xp, form="cos").T
+            part = ops.rff_weighted_sum(batch.X, omega, phase, batch.g.T, backend=bk, check_input=False).T
             grad = part / B if grad is None else grad + part / B
             gb = xp.mean(batch.g, axis=0)
             grad_b = gb if grad_b is None else grad_b + gb
         return -eta * (2.0 / F) * grad, -eta * grad_b
 
-    # The system and its solve are kernels (kbackends/kernels/gauss_newton): on a GPU
+    # The system and its solve are loop ops (kbackends.ops.steps): on a GPU
     # a few launches where the array calls would be about 30 (docs/benchmarks.md, "GPU").
     cov = rhs = None
     for batch in batches:
-        phi = get_kernel("rff_features", bk)(batch.X, omega, phase, xp=xp, form="cos")
+        phi = ops.rff_features(batch.X, omega, phase, backend=bk, check_input=False)
         src = batch.source
         weight = src.weight if src.curvature is None else src.curvature  # each source's Gauss-Newton curvature
-        cov, rhs = get_kernel("gn_system", bk)(phi, batch.g, cov, rhs, xp=xp, weight=weight,
-                                               fit_intercept=s.fit_intercept)
+        cov, rhs = ops.gn_system(phi, batch.g, cov, rhs, weight=weight, fit_intercept=s.fit_intercept, backend=bk)
     eta = eta / max(batch.source.loss.curvature for batch in batches)
-    return get_kernel("gn_solve", bk)(cov, rhs, xp=xp, ridge=s.ridge, eta=eta, n_features=F,
-                                      fit_intercept=s.fit_intercept, dtype=batches[0].X.dtype)
+    return ops.gn_solve(cov, rhs, ridge=s.ridge, eta=eta, n_features=F, fit_intercept=s.fit_intercept,
+                        dtype=batches[0].X.dtype, backend=bk)
 
 
 @dataclass
@@ -177,10 +176,9 @@ class _Monitor:
     def record(self, omega, phase, delta, shrink, intercept, iterate=None):
         """After a step: update ``f`` and start its mean loss to the host; ``iterate``
         (anything: the engine's copy of the model) is kept with it."""
-        xp, src = self.bk.xp, self.spec.source
-        self.f = get_kernel("rff_predict_add", self.bk)(src.X, omega, phase, delta, self.f, xp=xp, form="cos",
-                                                        shrink=shrink)
-        loss = get_kernel("mean_loss", self.bk)(self.f, src.y, intercept, self.weights, xp=xp, loss=src.loss)
+        src = self.spec.source
+        self.f = ops.rff_predict_add(src.X, omega, phase, delta, self.f, shrink=shrink, backend=self.bk)
+        loss = ops.mean_loss(self.f, src.y, intercept, self.weights, loss=src.loss, backend=self.bk)
         self.pending.append((to_host_async(loss), iterate))
 
     def stop(self) -> bool:

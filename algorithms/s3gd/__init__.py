@@ -26,11 +26,12 @@ M sum to 1, so the y = -1 product absorbs the ``(1/n) sum_{y=-1} x_i`` term).
 sampling and the same prox, so their times compare fairly.
 
 Engines: on ``cpu`` the whole run of outer loops between two checkpoints is one
-Numba call (``kbackends/kernels/prox_sgd/_numba.py``); other backends
+Numba call (``_kernels/_numba.py``); other backends
 (array-api-strict, CuPy) run the array-API reference (``_xp.py``), one array op
 per step.
 """
 
+from . import _kernels  # noqa: F401  (registers the prox-SGD run with kbackends' kernel registry)
 from ._fit import (
     decision_function,
     DEFAULT_INNER_ITER,

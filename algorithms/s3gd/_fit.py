@@ -65,7 +65,7 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
         scipy.sparse (CSR / CSC / COO, matrix or array; cpu backend) is read as
         canonical CSR and never densified: memory O(nnz + m d) (the anchors and
         the products of Eq. 22 are dense (m, d)); without an l1 term the inner
-        steps cost O(nnz of the batch) (lazy updates, ``kbackends/kernels/prox_sgd``).
+        steps cost O(nnz of the batch) (lazy updates, ``_kernels``).
         On cuda, cupyx.scipy.sparse (a scipy.sparse matrix is moved to the device
         once): the loop kernel reads the batch rows' non-zeros, O(nnz of the batch
         + d) per step (the scratch gradient and the prox stay dense).

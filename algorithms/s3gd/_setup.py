@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from kbackends import get_kernel, ops, to_numpy
+from kbackends import ops, to_numpy
 
 from .._boundary.fit_plan import check_sample_weight
 from .._boundary.sparse import is_sparse, take_rows
@@ -233,7 +233,7 @@ def anchor_graph(X, bk, n_anchors, k_nearest, kmeans_iter, kmeans_sample, rng, w
     # Eq. (13) over the rows k-means saw (all rows when kmeans_sample is None): one O(n m d)
     # pass fewer than snapping to all of X, and the anchors are still training samples.
     snapped = ops.snap_to_samples(centers, sample, backend=bk, check_finite=False)
-    Z = (get_kernel("csr_rows_dense", bk)(sample, snapped, xp=xp) if is_sparse(sample)
+    Z = (ops.csr_rows_dense(sample, snapped, backend=bk) if is_sparse(sample)
          else xp.take(sample, snapped, axis=0))
     idx, gw = ops.anchor_graph(X, Z, k, backend=bk, check_finite=False)
     return Z, idx, gw

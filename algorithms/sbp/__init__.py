@@ -44,6 +44,7 @@ Examples
 True
 """
 
+from . import _kernels  # noqa: F401  (registers the draw step and the average with kbackends' kernel registry)
 from ._fit import (
     decision_function,
     fit,

@@ -141,7 +141,7 @@ def _problem(X, targets, bk, *, nu, kernel, gamma, bias, batch_size, weights):
     W, W_flat, level_kernel, biased_kernel = _level_kernels(bk, weights, n, n_out)
     respond = get_kernel("kernel_response_update", bk)
     # Binary, unweighted, one draw, with the bias (the default): the steps around the
-    # response update as two kernels (kernels/sbp: one launch each on cuda, ~40 array calls else).
+    # response update as two kernels (_kernels: one launch each on cuda, ~40 array calls else).
     fused = n_out == 1 and weights is None and batch_size == 1 and bias
     draw_step, average = get_kernel("sbp_draw_step", bk), get_kernel("sbp_average", bk)
     # CSR X: the rows' squared norms once (on its device), the kernel reads each row's non-zeros

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from kbackends import get_kernel, ops, to_numpy
+from kbackends import ops, to_numpy
 
 from .._models.prediction import kernel_expansion
 from .._boundary.sparse import is_sparse
@@ -34,7 +34,7 @@ def dense_rows(X, rows, xp, bk):
     device with no host synchronisation (the ``csr_rows_dense`` kernel; cupyx's row
     indexing reads the result's size back to the host)."""
     if is_sparse(X):
-        return get_kernel("csr_rows_dense", bk)(X, rows, xp=xp)
+        return ops.csr_rows_dense(X, rows, backend=bk)
     return xp.take(X, rows, axis=0)
 
 

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 # Every name the module had before it became a package stays importable from here
 # (the bench and the tests use some of the private ones).
+from . import _kernels  # noqa: F401  (registers the SU coefficients with kbackends' kernel registry)
 from .._boundary.validation import check_prior  # noqa: F401
 from ..datasets import make_su_data
 from ..dsg import decision_function, predict

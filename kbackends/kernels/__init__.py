@@ -1,4 +1,4 @@
 """Kernel implementations, one folder per family; each folder's ``__init__``
 only registers its implementations with the registry."""
 
-from . import anchors, engine, gauss_newton, loss, omega, prox_sgd, response, rff, rows, sbp, su, waterfill  # noqa: F401  (registration side effects)
+from . import anchors, engine, gauss_newton, loss, omega, response, rff, rows, waterfill  # noqa: F401  (registration side effects)

@@ -9,12 +9,12 @@ from .._registry import get_kernel
 from ._checks import check_all_finite, check_float_array
 from ._sparse import as_csr, check_sparse_backend, is_sparse, resolve_hint, to_backend
 
-__all__ = ["FORMS", "rff_features", "rff_predict", "rff_weighted_sum"]
+__all__ = ["FORMS", "rff_features", "rff_predict", "rff_predict_add", "rff_weighted_sum"]
 
 FORMS = ("cos", "cossin")
 
 
-def rff_features(X, omega, phase, *, form="cos", backend="auto", check_finite=True):
+def rff_features(X, omega, phase, *, form="cos", backend="auto", check_finite=True, check_input=True):
     """Random Fourier features of the rows of ``X``.
 
     Parameters
@@ -36,6 +36,12 @@ def rff_features(X, omega, phase, *, form="cos", backend="auto", check_finite=Tr
         Follows the arrays' namespace unless named.
     check_finite : bool, default True
         Reject NaN or infinite entries in ``X``.
+    check_input : bool, default True
+        False: a loop op that trusts its inputs (as :mod:`kbackends.ops.steps`):
+        ``backend`` a resolved :class:`~kbackends.Backend`, the arrays already its
+        arrays (``X`` dense, canonical CSR or :class:`~kbackends.ops.CSRRows`), of one
+        float dtype and matching shapes; nothing is checked, moved or converted, and
+        ``check_finite`` is ignored. For a loop whose data were validated once.
 
     Returns
     -------
@@ -47,16 +53,18 @@ def rff_features(X, omega, phase, *, form="cos", backend="auto", check_finite=Tr
     ``2/m * features(x) @ features(x')`` (cos) or ``1/m * ...`` (cossin)
     estimates k(x, x').
     """
+    if not check_input:
+        return get_kernel("rff_features", backend)(X, omega, phase, xp=backend.xp, form=form)
     bk, (X, omega, phase) = _prepare(backend, form, check_finite, X, omega, phase)
     return get_kernel("rff_features", bk)(X, omega, phase, xp=bk.xp, form=form)
 
 
-def rff_predict(X, omega, phase, coef, *, form="cos", backend="auto", check_finite=True):
+def rff_predict(X, omega, phase, coef, *, form="cos", backend="auto", check_finite=True, check_input=True):
     """``rff_features(X, omega, phase, form=form) @ coef`` without the (n, m) matrix.
 
     Parameters
     ----------
-    X, omega, phase, form, backend, check_finite
+    X, omega, phase, form, backend, check_finite, check_input
         As in :func:`rff_features`.
     coef : array of shape (n_out,) or (n_out, n_targets)
         ``n_out`` is ``n_features`` for ``"cos"``, ``2 * n_features`` for ``"cossin"``.
@@ -65,6 +73,8 @@ def rff_predict(X, omega, phase, coef, *, form="cos", backend="auto", check_fini
     -------
     array of shape (n_samples,) or (n_samples, n_targets)
     """
+    if not check_input:
+        return get_kernel("rff_predict", backend)(X, omega, phase, coef, xp=backend.xp, form=form)
     bk, (X, omega, phase, coef) = _prepare(backend, form, check_finite, X, omega, phase, coef, "coef")
     n_out = _n_out(omega, form)
     if coef.ndim not in (1, 2) or coef.shape[0] != n_out:
@@ -76,12 +86,12 @@ def rff_predict(X, omega, phase, coef, *, form="cos", backend="auto", check_fini
     return get_kernel("rff_predict", bk)(X, omega, phase, coef, xp=bk.xp, form=form)
 
 
-def rff_weighted_sum(X, omega, phase, g, *, form="cos", backend="auto", check_finite=True):
+def rff_weighted_sum(X, omega, phase, g, *, form="cos", backend="auto", check_finite=True, check_input=True):
     """``g @ rff_features(X, omega, phase, form=form)``: the gradient-step product.
 
     Parameters
     ----------
-    X, omega, phase, form, backend, check_finite
+    X, omega, phase, form, backend, check_finite, check_input
         As in :func:`rff_features`.
     g : array of shape (n_samples,) or (n_targets, n_samples)
         Per-sample weights (e.g. loss derivatives).
@@ -91,6 +101,8 @@ def rff_weighted_sum(X, omega, phase, g, *, form="cos", backend="auto", check_fi
     array of shape (n_out,) or (n_targets, n_out)
         ``n_out`` is ``n_features`` for ``"cos"``, ``2 * n_features`` for ``"cossin"``.
     """
+    if not check_input:
+        return get_kernel("rff_weighted_sum", backend)(X, omega, phase, g, xp=backend.xp, form=form)
     bk, (X, omega, phase, g) = _prepare(backend, form, check_finite, X, omega, phase, g, "g")
     if g.ndim not in (1, 2) or g.shape[-1] != X.shape[0]:
         msg = (
@@ -99,6 +111,31 @@ def rff_weighted_sum(X, omega, phase, g, *, form="cos", backend="auto", check_fi
         )
         raise ValueError(msg)
     return get_kernel("rff_weighted_sum", bk)(X, omega, phase, g, xp=bk.xp, form=form)
+
+
+def rff_predict_add(X, omega, phase, coef, f, *, shrink, backend, form="cos"):
+    """``f * shrink + rff_predict(X, omega, phase, coef)``: a cached prediction updated
+    after a block step (its older blocks shrunk, the block's change added), one kernel
+    call (on cuda, the launches of one prediction).
+
+    A loop op that trusts its inputs, as :func:`rff_features` with ``check_input=False``.
+
+    Parameters
+    ----------
+    X, omega, phase, form
+        As in :func:`rff_features`.
+    coef : array of shape (n_out, n_targets)
+        The block's coefficient change.
+    f : array of shape (n_samples, n_targets)
+        The cached prediction; not modified.
+    shrink : float
+    backend : Backend
+
+    Returns
+    -------
+    array of shape (n_samples, n_targets)
+    """
+    return get_kernel("rff_predict_add", backend)(X, omega, phase, coef, f, xp=backend.xp, form=form, shrink=shrink)
 
 
 def _n_out(omega, form):

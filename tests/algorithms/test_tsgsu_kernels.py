@@ -1,4 +1,4 @@
-"""TSGSU's per-point coefficients in one block (kernels/su) against the risk object's
+"""TSGSU's per-point coefficients in one block (algorithms/tsgsu/_kernels) against the risk object's
 array code, over three consecutive calls (the running averages kept on the device):
 both margin losses, every correction, with and without smoothing and margin, batch
 sizes below, at and above the block's threads, and the sign flips of the parts."""

@@ -1,12 +1,11 @@
-"""scipy.sparse rows in the anchor ops and the prox-SGD loop (cpu): the dense results,
-never a dense copy of X."""
+"""scipy.sparse rows in the anchor ops (cpu): the dense results, never a dense copy of X
+(the prox-SGD loop's are in tests/algorithms/test_s3gd_kernels.py)."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from kbackends import get_kernel, ops
-from kbackends.testing import prox_sgd_problem
+from kbackends import ops
 
 
 def _rows(density, n=300, d=40, seed=0):
@@ -45,21 +44,3 @@ def test_sparse_rows_are_refused_off_the_cpu_and_checked():
         ops.anchor_graph(bad, np.zeros((2, X.shape[1])), 1)
     with pytest.raises(ValueError):
         ops.anchor_graph(X, np.zeros((2, X.shape[1] + 1)), 1)
-
-
-@pytest.mark.parametrize("method", ["s3gd", "svrg", "sgd"])
-@pytest.mark.parametrize("l1", [0.0, 0.02])  # without l1: the lazy O(nnz) steps; with: the O(d) loop on CSR rows
-def test_prox_sgd_loop_on_csr_rows_matches_dense(method, l1):
-    X, cls, cw, Z, G, idx, gw = prox_sgd_problem(n=60, d=8, m=7, k=3, seed=0)
-    X = np.where(np.abs(X) > 0.8, X, 0.0)
-    batches = np.random.default_rng(1).integers(0, X.shape[0], size=(3 * 4, 5))
-    w0 = np.full(X.shape[1] + 1, 0.1)
-    run = get_kernel("prox_sgd_run", "cpu")
-    kw = dict(xp=np, method=method, loss="logistic", beta=5.0, eta=0.3, l1=l1, l2=0.01, k_in=4, n_outer=3,
-              record_step=6)
-    dense = run(X, cls, w0, batches, cw, Z, G, idx, gw, **kw)
-    for lazy in (True, False):
-        got = run(sp.csr_matrix(X), cls, w0, batches, cw, Z, G, idx, gw, lazy=lazy, **kw)
-        for a, b in zip(got, dense):
-            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
-    assert np.any(dense[0] != w0)

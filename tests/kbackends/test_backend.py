@@ -134,3 +134,22 @@ def test_is_array_knows_arrays_by_their_namespace_not_by_a_method():
         assert not is_array(other), type(other)
     assert array_namespace([1.0]).__name__.endswith("numpy")
     assert array_namespace(array_api_strict.asarray([1.0])) is array_api_strict
+
+
+def test_kbackends_alone_imports_and_registers_nothing_above_it():
+    """The floor below knows nothing of the algorithms: importing kbackends (and its ops)
+    imports no module of ``algorithms``, and every kernel it registers is its own; the
+    algorithms' own families register when their packages are imported."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kbackends, kbackends.ops, kbackends.kernel_tools\n"
+        "print(sorted(m for m in sys.modules if m == 'algorithms' or m.startswith('algorithms.')))\n"
+        "ops = {op for op, _ in kbackends.registered_kernels()}\n"
+        "print(sorted(ops & {'su_derivatives', 'sbp_draw_step', 'sbp_average', 'prox_sgd_run'}))\n"
+        "import algorithms\n"
+        "print(len({op for op, _ in kbackends.registered_kernels()} - ops))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[:3] == ["[]", "[]", "4"]

@@ -144,10 +144,7 @@ def test_anchor_ops_over_chunks_and_repeatable(bk, small_chunks, dtype_name):
 
 def _every_kernel(bk, dtype_name):
     """One call of each cuda op (every Numba-CUDA kernel launched at least once), as NumPy."""
-    from kbackends import get_kernel
-    from kbackends.testing import prox_sgd_problem
-
-    xp, cuda_of = bk.xp, (lambda name: kernel_module(name, "cuda"))
+    xp, cuda_of = bk.xp, (lambda name, part="cuda": kernel_module(name, part))
     rng = np.random.default_rng(5)
     n, m, d = 29, 6, 3
     X = rng.standard_normal((n, d)).astype(dtype_name)
@@ -167,18 +164,12 @@ def _every_kernel(bk, dtype_name):
     out["response"] = cuda_of("response").kernel_response_update(Xd, idx, w, y, c, xp=xp, kernel="rbf", gamma=0.4)
     wf = cuda_of("waterfill")
     out["level"] = wf.water_level(c, bk.asarray(np.array([1.5, 0.5])), bk.asarray(np.array([0, 12, n])), xp=xp)
-    out["biased"] = wf.water_level_biased(c, y, 2.0, xp=xp)
+    out["biased"] = cuda_of("waterfill", "cuda_biased").water_level_biased(c, y, 2.0, xp=xp)
     anchors = cuda_of("anchors")
     A = bk.asarray(X[:7])
     out["knn"] = anchors.anchor_knn(Xd, A, xp=xp, k=3)
     out["accumulate"] = anchors.anchor_accumulate(out["knn"][0], xp.abs(out["knn"][1]), Xd, xp=xp, n_anchors=7)
     out["propagate"] = anchors.anchor_propagate(out["knn"][0], xp.abs(out["knn"][1]), A, xp=xp)
-    P, cls, cw, Z, G, pidx, gw = prox_sgd_problem()
-    host = [np.asarray(a, dtype=dtype_name) if np.asarray(a).dtype.kind == "f" else a
-            for a in (P, cls, np.full(P.shape[1] + 1, 0.1), rng.integers(0, P.shape[0], (4, 7)), cw, Z, G, pidx, gw)]
-    out["prox"] = get_kernel("prox_sgd_run", bk)(*(bk.asarray(a) for a in host), xp=xp, method="s3gd",
-                                                  loss="logistic", beta=5.0, eta=0.3, l1=0.0, l2=0.01, k_in=2,
-                                                  n_outer=2, record_step=1)
     import scipy.sparse as sp
     from kbackends import ops
 

@@ -35,6 +35,23 @@ def test_a_kernel_call_counts_once_and_its_reference_not_at_all():
     assert dict(count.calls) == {"kernel water_level_biased": 6}
 
 
+def _outside_total(a, *, xp):
+    """A kernel defined outside kbackends/kernels (as an algorithm's own family is)."""
+    return xp.sum(a * 2.0) + xp.sum(a)
+
+
+def test_a_kernel_registered_outside_kbackends_counts_once_too():
+    kbackends.register_kernel("test_op_count_outside_total", "xp", _outside_total)
+    kernel = kbackends.get_kernel("test_op_count_outside_total", make_backend("array_api_strict"))
+    a = xp.asarray([1.0, 2.0])
+    with count_array_ops() as count:
+        with kbackends.sync_free():
+            kernel(a, xp=xp)
+            kernel(a, xp=xp)
+            xp.sum(a)  # the loop's own call
+    assert dict(count.calls) == {"kernel _outside_total": 2, "sum": 1}
+
+
 def test_the_namespace_is_restored():
     before = (xp.sum, type(xp.asarray(0.0)).__dict__["__mul__"])
     with count_array_ops():

@@ -7,7 +7,10 @@ simulator computes in NumPy and cannot see a ``phase[j] * 0`` or a ``0.0``
 accumulator that turns float32 arithmetic into float64, which on a GPU runs at
 a fraction of float32's rate (1/64 on consumer parts).
 
-Convention: each ``kbackends/kernels/*/_cuda.py`` defines ``PTX_SIGNATURES =
+The modules checked: every ``kbackends/kernels/*/_cuda.py`` and the module of every
+``cuda`` implementation in the kernel registry once :mod:`algorithms` is imported (which
+registers the kernel families the algorithms own, e.g. ``algorithms/s3gd/_kernels``).
+Convention: each such module defines ``PTX_SIGNATURES =
 {kernel name: [Numba signature, ...]}`` naming every ``@cuda.jit`` kernel it
 defines, float32 signatures spelled ``float32``; a kernel that computes in
 float64 on purpose is named in ``PTX_FLOAT64_BY_DESIGN`` with the reason, and one
@@ -29,14 +32,26 @@ from pathlib import Path
 
 import pytest
 
+import algorithms  # noqa: F401  (registers the algorithms' own kernel families)
 import kbackends
+from kbackends import testing
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 pytestmark = [pytest.mark.ptx, pytest.mark.skipif(SIMULATOR, reason="the PTX pass compiles; run it without the simulator")]
 
 CC = (9, 0)  # H100 / H200
 KERNEL_DIR = Path(kbackends.__file__).parent / "kernels"
-MODULES = sorted(f"kbackends.kernels.{p.parent.name}._cuda" for p in KERNEL_DIR.glob("*/_cuda.py"))
+
+
+def _cuda_modules():
+    """kbackends' own cuda modules, and the module of every registered cuda implementation."""
+    names = {f"kbackends.kernels.{p.parent.name}._cuda" for p in KERNEL_DIR.glob("*/_cuda.py")}
+    names |= {testing.implementation(op, "cuda").__module__
+              for op, impl in kbackends.registered_kernels() if impl == "cuda"}
+    return sorted(names)
+
+
+MODULES = _cuda_modules()
 
 # A float64 instruction, conversion or register: `add.f64`, `cvt.f64.f32`, `cvt.rn.f32.f64`, `.reg .f64`.
 _F64 = re.compile(r"\.f64\b")
@@ -49,7 +64,7 @@ def _signatures():
     for name in MODULES:
         module = importlib.import_module(name)
         for kernel, sigs in getattr(module, "PTX_SIGNATURES", {}).items():
-            out += [pytest.param(name, kernel, sig, id=f"{name.split('.')[2]}.{kernel}[{sig}]") for sig in sigs]
+            out += [pytest.param(name, kernel, sig, id=f"{name.removesuffix('._cuda')}.{kernel}[{sig}]") for sig in sigs]
     return out
 
 
@@ -74,6 +89,9 @@ def _kernels(module):
 
 def test_there_are_modules_to_check():
     assert "kbackends.kernels.rff._cuda" in MODULES and len(MODULES) >= 4
+    # the families the algorithms own are found through the registry
+    assert {"algorithms.s3gd._kernels._cuda", "algorithms.sbp._kernels._cuda",
+            "algorithms.tsgsu._kernels._cuda"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)

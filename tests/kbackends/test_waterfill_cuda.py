@@ -131,7 +131,7 @@ def test_biased_matches_the_oracle_and_takes_a_device_volume(gpu, dtype_name, si
     """Through the public op against the xp reference (ties across and within classes;
     volumes 0, small, huge), then the kernel as SBP calls it: the volume a 0-d float64
     device array (never read on the host), the same result as the number, in ``c``'s dtype."""
-    water_level_biased = kernel_module("waterfill", "cuda").water_level_biased
+    water_level_biased = kernel_module("waterfill", "cuda_biased").water_level_biased
 
     rng = np.random.default_rng(4)
     n_pos, n_neg = sizes
@@ -152,7 +152,7 @@ def test_biased_matches_the_oracle_and_takes_a_device_volume(gpu, dtype_name, si
 def test_biased_past_one_block_runs_the_array_form(gpu, dtype_name, monkeypatch):
     """Past ``ONE_BLOCK_MAX`` values the level is the array form (the basins too large
     for one block's pass): the reference's answer too, the volume still on the device."""
-    module = kernel_module("waterfill", "cuda")
+    module = kernel_module("waterfill", "cuda_biased")
     monkeypatch.setattr(module, "ONE_BLOCK_MAX", 16)
     rng = np.random.default_rng(8)
     c = rng.integers(-3, 4, 50).astype(dtype_name)

@@ -50,7 +50,7 @@ def _one_blas_thread():
 # _CHUNK_ELEMENTS values at a time). Below it the fused pass is as fast or faster (one
 # thread: phishing, 44 % dense, 8.6 ms against 11.9 ms for the chunks, whose densifying
 # and slicing cost 3 ms; random CSR of 68 or 300 columns at 10-45 %: 0.4-1.0x the chunks'
-# time); the estimators densify X from 50 % on anyway (algorithms/_boundary/validation.py).
+# time); estimators built on these ops may densify X from 50 % on anyway.
 _DENSE_ENOUGH = 0.5
 
 

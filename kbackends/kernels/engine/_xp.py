@@ -41,7 +41,7 @@ def block_update(stored, delta, intercept, delta_b, correction, intercept_sum, *
         The block's change in true units.
     intercept, delta_b : arrays (k,)
     correction : array (capacity, k) or None
-        The average's correction term (``algorithms._engine.steps._Averager``): its rows
+        The Polyak average's running correction term: its rows
         ``start`` to ``start + F`` gain ``delta / scale * scale_sum``, in place. None
         without averaging.
     intercept_sum : array (k,) or None

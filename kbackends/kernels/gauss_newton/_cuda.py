@@ -41,7 +41,7 @@ _SIGS = {
 PTX_SIGNATURES = {name: sorted({sig.format(f="float32"), sig.format(f="float64")}) for name, sig in _SIGS.items()}
 PTX_FLOAT64_ONLY = {"_regularise": "the system is float64 in every compute dtype"}
 PTX_FLOAT64_BY_DESIGN = {
-    "_columns": "the step's system is float64 by design (algorithms/_engine/steps.py): each sum is formed in the "
+    "_columns": "the step's system is float64 by design (see the reference, _xp): each sum is formed in the "
     "compute dtype and converted once, as the reference casts cuBLAS's float32 products",
     "_changes": "reads the float64 solution and the step length; writes the compute dtype",
 }

@@ -2,12 +2,13 @@
 engine runs it on NumPy, array_api_strict under the transfer guard).
 
 The step on one block of F features, with ``phi = cos(X_b omega^T + phase)`` the
-batch's features and ``g`` its weighted loss derivatives (``algorithms/_engine/steps.py``,
-``_block_step``): ``-eta (C + ridge mean(diag C) I')^-1 [phi, 1]^T g / B``, ``C``
-the covariance of ``[phi, 1]`` summed over the sources (each weighted by its
-curvature), ``I'`` the identity without the intercept's entry. The B x F products
-are formed in the compute dtype (float32 halves their time; the ridge dominates
-the rounding), the (F + 1) x (F + 1) system is float64.
+batch's features and ``g`` its weighted loss derivatives (the loop ops
+:func:`kbackends.ops.gn_system` and :func:`kbackends.ops.gn_solve`):
+``-eta (C + ridge mean(diag C) I')^-1 [phi, 1]^T g / B``, ``C`` the covariance of
+``[phi, 1]`` summed over the sources (each weighted by its curvature), ``I'`` the
+identity without the intercept's entry. The B x F products are formed in the compute
+dtype (float32 halves their time; the ridge dominates the rounding), the
+(F + 1) x (F + 1) system is float64.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The binary SBP iteration's steps around its response update: registrations only.
+"""The binary SBP iteration's steps around its response update: registrations only, made with kbackends' public
+:func:`kbackends.register_kernel` when :mod:`algorithms.sbp` is imported.
 
 - ``sbp_draw_step``: a uniform draw from under the water and the step's scalar
   bookkeeping (``||w||^2``, the coefficient, the projection, the renormalisation flag);
@@ -9,7 +10,7 @@
 a launch on a GPU whose host time bounds the iteration (docs/benchmarks.md, "GPU").
 """
 
-from ..._registry import register_kernel
+from kbackends import register_kernel
 
 for _op in ("sbp_draw_step", "sbp_average"):
     for _impl, _module in (("xp", "_xp"), ("cuda", "_cuda")):

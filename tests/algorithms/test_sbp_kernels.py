@@ -1,4 +1,4 @@
-"""The cuda steps of the binary SBP iteration (kernels/sbp) against their array-API
+"""The cuda steps of the binary SBP iteration (algorithms/sbp/_kernels) against their array-API
 reference on the same inputs: the drawn row, the count it was drawn among, the
 coefficient, the projection and the renormalisation, the logs written, and the
 average; the empty-under-water fallback, ties at the level and the last rank."""
@@ -6,6 +6,7 @@ average; the empty-under-water fallback, ties at the level and the last rank."""
 import numpy as np
 import pytest
 
+import algorithms.sbp  # noqa: F401  (registers the kernels)
 from kbackends import get_kernel, resolve, to_numpy
 from kbackends.testing import oracle
 

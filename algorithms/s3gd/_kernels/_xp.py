@@ -21,7 +21,7 @@ rows; from the class weights); batches are drawn by the caller with
 probabilities proportional to them, so the plain batch average is unbiased.
 """
 
-from ...losses import PSI_CODES, dpsi
+from kbackends.losses import PSI_CODES, dpsi
 
 METHODS = {"sgd": 0, "s3gd": 1, "svrg": 2}
 

@@ -22,7 +22,7 @@ import math
 
 from numba import config, cuda, float64, int64
 
-from .._cuda_launch import THREADS_1D, contiguous, grid_1d, launch_context, run_kernel
+from kbackends.kernel_tools import THREADS_1D, contiguous, grid_1d, launch_context, run_kernel
 
 _THREADS = 32 if config.ENABLE_CUDASIM else 256
 

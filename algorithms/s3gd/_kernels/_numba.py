@@ -22,8 +22,8 @@ of the sparse loop (w8a, a9a; the same iterates to the bit).
 import numpy as np
 from numba import njit
 
-from ...losses import PSI_CODES, dpsi_scalar
-from .._numba_prefetch import prefetch
+from kbackends.kernel_tools import prefetch
+from kbackends.losses import PSI_CODES, dpsi_scalar
 from ._xp import METHODS
 
 

@@ -17,8 +17,8 @@ import math
 import numpy as np
 from numba import config, cuda
 
-from .._cuda_block import tree_sum
-from .._cuda_launch import contiguous, launch_context, run_kernel
+from kbackends.kernel_tools import contiguous, launch_context, run_kernel, tree_sum
+
 from . import _xp
 
 _THREADS = 32 if config.ENABLE_CUDASIM else 512  # a power of two: the trees halve it
@@ -48,6 +48,47 @@ def _slope(z, t, code, one, half):
     if code == 0:
         return half * t * (z * t - one)
     return -t * (half * (one - math.tanh(half * (t * z))))
+
+
+@cuda.jit(device=True)
+def _signs(means, var, k, n_s, n_u, correction, have_state, state, sign, typed, one, zero):
+    """ONE thread: the parts A and B of the risk from the batch means (and with a margin
+    their variances), the running averages in ``state``, the margin, and the correction's
+    derivatives at A and B into ``sign`` (see :func:`_su_step`)."""
+    c, ps, pp, pn = k[0], k[1], k[2], k[3]
+    a = c * (ps * means[0] - pn * means[2])
+    b = c * (pp * means[3] - ps * means[1])
+    var_a = zero
+    var_b = zero
+    if k[6] > zero:
+        typed[0] = n_s
+        ns = typed[0]
+        typed[0] = n_u
+        nu = typed[0]
+        var_a = k[8] * (k[9] * var[0] / ns + k[11] * var[2] / nu)
+        var_b = k[8] * (k[10] * var[3] / nu + k[9] * var[1] / ns)
+    if k[4] > zero:  # running averages
+        if have_state:
+            a = k[4] * state[0] + k[5] * a
+            b = k[4] * state[1] + k[5] * b
+            var_a = k[4] * state[2] + k[5] * var_a
+            var_b = k[4] * state[3] + k[5] * var_b
+        state[0] = a
+        state[1] = b
+        state[2] = var_a
+        state[3] = var_b
+    if k[6] > zero:
+        a = a + k[6] * math.sqrt(var_a * k[7])
+        b = b + k[6] * math.sqrt(var_b * k[7])
+    if correction == 0:  # abs: 2 [v >= 0] - 1
+        sign[0] = (one + one) * (one if a >= zero else zero) - one
+        sign[1] = (one + one) * (one if b >= zero else zero) - one
+    elif correction == 1:  # relu: [v > 0]
+        sign[0] = one if a > zero else zero
+        sign[1] = one if b > zero else zero
+    else:
+        sign[0] = one
+        sign[1] = one
 
 
 @cuda.jit
@@ -93,40 +134,7 @@ def _su_step(f_s, f_u, code, correction, k, have_state, state, g_s, g_u):
                 var[q] = part[q * _THREADS] / typed[0]
         cuda.syncthreads()  # part is read before the next pass overwrites it
     if tid == 0:
-        c, ps, pp, pn = k[0], k[1], k[2], k[3]
-        a = c * (ps * means[0] - pn * means[2])
-        b = c * (pp * means[3] - ps * means[1])
-        var_a = zero
-        var_b = zero
-        if k[6] > zero:
-            typed[0] = n_s
-            ns = typed[0]
-            typed[0] = n_u
-            nu = typed[0]
-            var_a = k[8] * (k[9] * var[0] / ns + k[11] * var[2] / nu)
-            var_b = k[8] * (k[10] * var[3] / nu + k[9] * var[1] / ns)
-        if k[4] > zero:  # running averages
-            if have_state:
-                a = k[4] * state[0] + k[5] * a
-                b = k[4] * state[1] + k[5] * b
-                var_a = k[4] * state[2] + k[5] * var_a
-                var_b = k[4] * state[3] + k[5] * var_b
-            state[0] = a
-            state[1] = b
-            state[2] = var_a
-            state[3] = var_b
-        if k[6] > zero:
-            a = a + k[6] * math.sqrt(var_a * k[7])
-            b = b + k[6] * math.sqrt(var_b * k[7])
-        if correction == 0:  # abs: 2 [v >= 0] - 1
-            sign[0] = (one + one) * (one if a >= zero else zero) - one
-            sign[1] = (one + one) * (one if b >= zero else zero) - one
-        elif correction == 1:  # relu: [v > 0]
-            sign[0] = one if a > zero else zero
-            sign[1] = one if b > zero else zero
-        else:
-            sign[0] = one
-            sign[1] = one
+        _signs(means, var, k, n_s, n_u, correction, have_state, state, sign, typed, one, zero)
     cuda.syncthreads()
     da = sign[0]
     db = sign[1]

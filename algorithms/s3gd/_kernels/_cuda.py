@@ -63,8 +63,9 @@ NVIDIA does not promise to repeat bit for bit).
 import numpy as np
 from numba import config, cuda
 
-from .._cuda_launch import contiguous, launch_context, run_kernel
-from ...losses import PSI_CODES, dpsi, dpsi_typed
+from kbackends.kernel_tools import contiguous, launch_context, run_kernel
+from kbackends.losses import PSI_CODES, dpsi, dpsi_typed
+
 from ._xp import METHODS
 
 # Under the simulator every thread and barrier is a Python thread switch: the
@@ -79,6 +80,139 @@ _SIG = ("void({f}[:, ::1], int64[::1], int64[:, ::1], int64, int64, int64, {f}[:
 PTX_SIGNATURES = {"_steps": [_SIG.format(f="float32"), _SIG.format(f="float64")]}
 
 
+@cuda.jit(device=True)
+def _snapshot(w, anchors, G, D, H, loss, beta, one, zero):
+    """S3GD's snapshot, by the whole block: ``D[c, j] = psi'(z_j . w~; y_c)`` for every
+    anchor, then ``H = D_0 G_0 + D_1 G_1``."""
+    tid = cuda.threadIdx.x
+    d = w.shape[0] - 1
+    m = anchors.shape[0]
+    for j in range(tid, m, _THREADS):
+        s = w[d]
+        for c in range(d):
+            s += anchors[j, c] * w[c]
+        D[0, j] = dpsi_typed(s, -one, loss, beta, one)
+        D[1, j] = dpsi_typed(s, one, loss, beta, one)
+    cuda.syncthreads()
+    for c in range(tid, d + 1, _THREADS):
+        h0 = zero
+        h1 = zero
+        for j in range(m):
+            h0 += D[0, j] * G[0, j, c]
+            h1 += D[1, j] * G[1, j, c]
+        H[c] = h0 + h1
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def _row_score(X, i, w, sparse, data, indices, indptr, lane, zero):
+    """This lane's share of row ``i``'s score ``x_i . w`` (no intercept)."""
+    acc = zero
+    if sparse:
+        for q in range(indptr[i] + lane, indptr[i + 1], _LANES):
+            acc += data[q] * w[indices[q]]
+    else:
+        for c in range(lane, X.shape[1], _LANES):
+            acc += X[i, c] * w[c]
+    return acc
+
+
+@cuda.jit(device=True)
+def _batch_coefficients(X, cls, batches, t, D, nbr_idx, nbr_w, u_ref, w, coef, code, loss, beta, inv_p, sparse, data,
+                        indices, indptr, part, one, zero):
+    """Step ``t``'s coefficient of every batch row, by the whole block (``_LANES`` threads
+    a row): its score, the loss derivative and the control variate (S3GD's anchors,
+    SVRG's snapshot score), over ``p``: ``coef[b]``."""
+    tid = cuda.threadIdx.x
+    lane = tid % _LANES
+    grp = tid // _LANES
+    p = batches.shape[1]
+    d = w.shape[0] - 1
+    for b0 in range(0, p, _GROUPS):  # the same trip count in every thread: barriers inside
+        b = b0 + grp
+        acc = zero
+        i = 0
+        if b < p:
+            i = batches[t, b]
+            acc = _row_score(X, i, w, sparse, data, indices, indptr, lane, zero)
+        part[tid] = acc
+        cuda.syncthreads()
+        step = _LANES // 2
+        while step:
+            if lane < step:
+                part[tid] += part[tid + step]
+            cuda.syncthreads()
+            step //= 2
+        if lane == 0 and b < p:
+            y = one if cls[i] else -one
+            a = dpsi_typed(part[tid] + w[d], y, loss, beta, one)
+            if code == 1:
+                ci = cls[i]
+                for q in range(nbr_idx.shape[1]):
+                    a -= nbr_w[i, q] * D[ci, nbr_idx[i, q]]
+            elif code == 2:
+                a -= dpsi_typed(u_ref[i], y, loss, beta, one)
+            coef[b] = a * inv_p
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def _sparse_gradient(batches, t, H, coef, data, indices, indptr, gbuf):
+    """Step ``t``'s gradient for CSR rows into ``gbuf``, by the whole block: ``H`` and the
+    intercept's sum, then the batch rows' non-zeros row by row."""
+    tid = cuda.threadIdx.x
+    d = gbuf.shape[0] - 1
+    p = batches.shape[1]
+    for c in range(tid, d + 1, _THREADS):
+        g = H[c]
+        if c == d:
+            for b in range(p):
+                g += coef[b]
+        gbuf[c] = g
+    cuda.syncthreads()
+    for b in range(p):
+        i = batches[t, b]
+        cb = coef[b]
+        for q in range(indptr[i] + tid, indptr[i + 1], _THREADS):
+            gbuf[indices[q]] += cb * data[q]
+        cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def _prox_update(X, batches, t, H, coef, w, eta, l1, shrink, record_step, record_g, record_w, sparse, gbuf, zero):
+    """Step ``t``'s update of every weight, by the whole block: its gradient (dense rows
+    summed here, CSR rows from ``gbuf``), the record at ``record_step``, the gradient
+    step, the l1 prox (soft threshold ``eta l1``) and the l2 shrink."""
+    tid = cuda.threadIdx.x
+    d = w.shape[0] - 1
+    p = batches.shape[1]
+    thr = eta * l1
+    for c in range(tid, d + 1, _THREADS):
+        if sparse:
+            g = gbuf[c]
+        else:
+            g = H[c]
+            if c < d:
+                for b in range(p):
+                    g += coef[b] * X[batches[t, b], c]
+            else:
+                for b in range(p):
+                    g += coef[b]
+        if t == record_step:
+            record_g[c] = g
+            record_w[c] = w[c]
+        v = w[c] - eta * g
+        if l1 > zero:
+            if v > thr:
+                v -= thr
+            elif v < -thr:
+                v += thr
+            else:
+                v = zero
+        w[c] = v * shrink
+    cuda.syncthreads()
+
+
 @cuda.jit
 def _steps(X, cls, batches, t0, n_outer, k_in, anchors, G, D, nbr_idx, nbr_w, u_ref, H, w, coef, code, loss, beta,
            eta, l1, shrink, inv_p, record_step, record_g, record_w, sparse, data, indices, indptr, gbuf):
@@ -86,111 +220,26 @@ def _steps(X, cls, batches, t0, n_outer, k_in, anchors, G, D, nbr_idx, nbr_w, u_
     updated in place. S3GD's snapshot (D, H) is computed here at each outer loop;
     SVRG's (``u_ref``, ``H``) comes from the caller, one outer loop per launch.
     ``sparse``: X's rows are the CSR ``(data, indices, indptr)`` (``X`` is then an
-    empty (0, d) array giving d), ``gbuf`` a (d + 1,) scratch gradient."""
+    empty (0, d) array giving d), ``gbuf`` a (d + 1,) scratch gradient. Every step is
+    a device function that the whole block runs (they hold barriers)."""
     part = cuda.shared.array(_THREADS, X.dtype)
-    tid = cuda.threadIdx.x
-    lane = tid % _LANES
-    grp = tid // _LANES
-    d = X.shape[1]
-    p = batches.shape[1]
-    k = nbr_idx.shape[1]
-    m = anchors.shape[0]
     typed = cuda.local.array(1, X.dtype)
     typed[0] = 1
     one = typed[0]
     zero = one - one
-    thr = eta * l1
     for outer in range(n_outer):
         if code == 1:
-            # the snapshot: D[c, j] = psi'(z_j . w~; y_c), then H = D_0 G_0 + D_1 G_1
-            for j in range(tid, m, _THREADS):
-                s = w[d]
-                for c in range(d):
-                    s += anchors[j, c] * w[c]
-                D[0, j] = dpsi_typed(s, -one, loss, beta, one)
-                D[1, j] = dpsi_typed(s, one, loss, beta, one)
-            cuda.syncthreads()
-            for c in range(tid, d + 1, _THREADS):
-                h0 = zero
-                h1 = zero
-                for j in range(m):
-                    h0 += D[0, j] * G[0, j, c]
-                    h1 += D[1, j] * G[1, j, c]
-                H[c] = h0 + h1
-            cuda.syncthreads()
+            _snapshot(w, anchors, G, D, H, loss, beta, one, zero)
         for inner in range(k_in):
             t = t0 + outer * k_in + inner
             # (a) per batch row: score, derivative, control variate -> coef[b]
-            for b0 in range(0, p, _GROUPS):  # the same trip count in every thread: barriers inside
-                b = b0 + grp
-                acc = zero
-                i = 0
-                if b < p:
-                    i = batches[t, b]
-                    if sparse:
-                        for q in range(indptr[i] + lane, indptr[i + 1], _LANES):
-                            acc += data[q] * w[indices[q]]
-                    else:
-                        for c in range(lane, d, _LANES):
-                            acc += X[i, c] * w[c]
-                part[tid] = acc
-                cuda.syncthreads()
-                step = _LANES // 2
-                while step:
-                    if lane < step:
-                        part[tid] += part[tid + step]
-                    cuda.syncthreads()
-                    step //= 2
-                if lane == 0 and b < p:
-                    y = one if cls[i] else -one
-                    a = dpsi_typed(part[tid] + w[d], y, loss, beta, one)
-                    if code == 1:
-                        ci = cls[i]
-                        for q in range(k):
-                            a -= nbr_w[i, q] * D[ci, nbr_idx[i, q]]
-                    elif code == 2:
-                        a -= dpsi_typed(u_ref[i], y, loss, beta, one)
-                    coef[b] = a * inv_p
-            cuda.syncthreads()
+            _batch_coefficients(X, cls, batches, t, D, nbr_idx, nbr_w, u_ref, w, coef, code, loss, beta, inv_p,
+                                sparse, data, indices, indptr, part, one, zero)
             # (b) per weight: gradient, record, proximal step
-            if sparse:  # the gradient in gbuf: H, then the batch rows' non-zeros row by row
-                for c in range(tid, d + 1, _THREADS):
-                    g = H[c]
-                    if c == d:
-                        for b in range(p):
-                            g += coef[b]
-                    gbuf[c] = g
-                cuda.syncthreads()
-                for b in range(p):
-                    i = batches[t, b]
-                    cb = coef[b]
-                    for q in range(indptr[i] + tid, indptr[i + 1], _THREADS):
-                        gbuf[indices[q]] += cb * data[q]
-                    cuda.syncthreads()
-            for c in range(tid, d + 1, _THREADS):
-                if sparse:
-                    g = gbuf[c]
-                else:
-                    g = H[c]
-                    if c < d:
-                        for b in range(p):
-                            g += coef[b] * X[batches[t, b], c]
-                    else:
-                        for b in range(p):
-                            g += coef[b]
-                if t == record_step:
-                    record_g[c] = g
-                    record_w[c] = w[c]
-                v = w[c] - eta * g
-                if l1 > zero:
-                    if v > thr:
-                        v -= thr
-                    elif v < -thr:
-                        v += thr
-                    else:
-                        v = zero
-                w[c] = v * shrink
-            cuda.syncthreads()
+            if sparse:
+                _sparse_gradient(batches, t, H, coef, data, indices, indptr, gbuf)
+            _prox_update(X, batches, t, H, coef, w, eta, l1, shrink, record_step, record_g, record_w, sparse, gbuf,
+                         zero)
 
 
 def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, *, xp, method, loss, beta,

@@ -1,0 +1,100 @@
+"""The kit for writing kernels outside kbackends: the launch, geometry and device helpers
+the built-in kernels use, public for kernels registered with :func:`kbackends.register_kernel`.
+
+A kernel family that serves one algorithm (or a third-party package) lives in its own
+package, registers ``"package.module:function"`` strings with
+:func:`kbackends.register_kernel` when that package is imported, and builds its
+Numba / Numba-CUDA kernels from the names below, never from kbackends' private modules.
+The contract of a registered kernel is ``fn(*arrays, xp, **static) -> result``.
+
+Numba-CUDA (``launch_context`` to ``INF``)
+    :func:`run_kernel` ``(kernel, grid, block, stream, *args)``
+        ``kernel[grid, block, stream](*args)`` with little host time on a GPU (the
+        arguments packed for ``cuda.core`` after the first launch of a signature),
+        Numba's own launch under the simulator.
+    :func:`launch_context` ``(xp)``
+        Context yielding the ``stream`` for :func:`run_kernel`: CuPy's current device
+        and stream for CuPy arrays, 0 for NumPy arrays (the simulator).
+    :func:`contiguous` ``(xp, *arrays)``
+        C-contiguous copies where needed (the simulator cannot transfer strided views).
+    :func:`grid_1d`, :func:`grid_2d`, :func:`blocks_for`, :func:`row_passes`, :func:`chunk_rows`
+        Launch geometry within the hardware limits (``MAX_THREADS_PER_BLOCK``,
+        ``MAX_GRID_X``, ``MAX_GRID_YZ``), default blocks ``THREADS_1D`` and ``BLOCK_2D``;
+        :func:`chunk_rows` splits rows so one chunk's scratch fits a byte budget.
+    :func:`tree_sum` ``(part, tid, width, rows)``
+        A device function: a block's sums of shared-memory rows in a fixed order
+        (bit-for-bit repeatable), for one-block kernels.
+    :func:`cos`, :func:`sincos`, ``ZERO``, ``ONE``, ``TWO``, ``HALF``, ``INF``
+        Device math that stays in the argument's precision (float32 stays float32
+        in the PTX) and float32 constants that do not promote float32 arithmetic.
+
+Numba (cpu)
+    :func:`prefetch` ``(array, index)``
+        A software prefetch of ``array[index]`` (a row of a 2-D array) inside an
+        ``@njit`` loop that visits rows in an order known in advance.
+
+Each name is imported on first use, so ``import kbackends.kernel_tools`` imports
+neither Numba-CUDA (absent on a cpu-only install) nor Numba: a cpu kernel module that
+takes :func:`prefetch` does not pull in Numba-CUDA. Conventions the test suite checks
+for every module registered with a ``cuda`` implementation (tests/kbackends/test_ptx.py):
+``PTX_SIGNATURES = {kernel name: [Numba signature, ...]}`` naming each ``@cuda.jit``
+kernel with a float32 and a float64 signature, ``PTX_FLOAT64_BY_DESIGN`` /
+``PTX_FLOAT64_ONLY`` with a reason for a kernel that computes (or only exists) in float64.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for readers, IDEs and type checkers; at run time each name is imported on first use
+    from .kernels._cuda_block import tree_sum
+    from .kernels._cuda_launch import (
+        BLOCK_2D,
+        MAX_GRID_X,
+        MAX_GRID_YZ,
+        MAX_THREADS_PER_BLOCK,
+        THREADS_1D,
+        blocks_for,
+        chunk_rows,
+        contiguous,
+        grid_1d,
+        grid_2d,
+        launch_context,
+        row_passes,
+        run_kernel,
+    )
+    from .kernels._cuda_math import HALF, INF, ONE, TWO, ZERO, cos, sincos
+    from .kernels._numba_prefetch import prefetch
+
+# name -> the private module that defines it (one object: Numba's overloads of cos /
+# sincos are keyed on the function, so the re-exported name must be the same object).
+_HOME = {
+    **dict.fromkeys(
+        ("run_kernel", "launch_context", "contiguous", "grid_1d", "grid_2d", "blocks_for", "row_passes",
+         "chunk_rows", "THREADS_1D", "BLOCK_2D", "MAX_THREADS_PER_BLOCK", "MAX_GRID_X", "MAX_GRID_YZ"),
+        "kbackends.kernels._cuda_launch"),
+    "tree_sum": "kbackends.kernels._cuda_block",
+    **dict.fromkeys(("cos", "sincos", "ZERO", "ONE", "TWO", "HALF", "INF"), "kbackends.kernels._cuda_math"),
+    "prefetch": "kbackends.kernels._numba_prefetch",
+}
+
+__all__ = [
+    "BLOCK_2D", "HALF", "INF", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D", "TWO", "ZERO",
+    "blocks_for", "chunk_rows", "contiguous", "cos", "grid_1d", "grid_2d", "launch_context", "prefetch", "row_passes",
+    "run_kernel", "sincos", "tree_sum",
+]
+
+
+def __getattr__(name):
+    home = _HOME.get(name)
+    if home is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
