@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbackends import get_kernel, sync_free, to_host_async
+from kbackends import ops, sync_free, to_host_async
 from kbackends.random import omega_block
 
 from .._boundary.finite import check_finite_fit
@@ -46,13 +46,6 @@ from .progress import engine_bar
 from .state import Batch, EngineResult, EngineSettings, EngineState, Source
 from .steps import _Averager, _block_step, _cdsg_step, _check_step_ratio, _Monitor, step_size
 from .threads import single_threaded_blas
-
-
-def _kernel(op, bk):
-    """The registered kernel of ``op`` on ``bk``, called directly: the engine's arrays are
-    validated once at the fit's entry (and predictions' at predict's), so the loop skips
-    the public ops' per-call checks of namespaces, shapes and dtypes."""
-    return get_kernel(op, bk)
 
 
 def run(sources: list[Source], bk, settings: EngineSettings, dtype, *, resume=None, stop=None) -> EngineResult:
@@ -194,7 +187,7 @@ class _Iteration:
         for src, cache, idx in zip(self.sources, self.caches, self.indices.take(t)):
             Xb = batch_rows(src.X, idx, bk)  # CSR rows for sparse X (named, not gathered, on cuda)
             if cache is not None:  # cache[idx] + intercept and y[idx], one kernel
-                f, yb = _kernel("cache_batch", bk)(cache, src.y, idx, self.intercept, xp=xp)
+                f, yb = ops.cache_batch(cache, src.y, idx, self.intercept, backend=bk)
             else:
                 f = self.predict_all(Xb) * self.scale + self.intercept if self.n_blocks else \
                     xp.zeros((src.batch_size, self.settings.n_outputs), dtype=self.dtype) + self.intercept
@@ -214,8 +207,8 @@ class _Iteration:
             self.settings.derivatives(batches, self.xp, self.bk)
             return
         for batch in batches:
-            batch.g = _kernel("loss_derivative", self.bk)(batch.f, batch.y, xp=self.xp, loss=batch.source.loss,
-                                                          weight=batch.source.weight)
+            batch.g = ops.loss_derivative(batch.f, batch.y, loss=batch.source.loss, weight=batch.source.weight,
+                                          backend=self.bk)
 
     def choose_block(self, t, batches, eta):
         """Step 3: a new block, or an old one (UDSG's pattern, a reached budget, CDSG's rule)."""
@@ -258,7 +251,7 @@ class _Iteration:
     def step_block(self, target, batches, eta):
         """Steps 4-5: the step on block ``target`` (and the intercept), older blocks shrunk
         through the scale factor, the step added in stored units; a new block grows the buffers."""
-        s, xp, F = self.settings, self.xp, self.F
+        s, F = self.settings, self.F
         omega, phase = self.block(target)
         delta, delta_b = _block_step(batches, omega, phase, self.bk, s, eta, F)
         self.scale *= 1.0 - eta * s.lam
@@ -267,10 +260,10 @@ class _Iteration:
         # stored[rows] += delta / scale in place, the intercept's change, and the average's
         # correction and intercept sum (see steps._Averager): one kernel
         avg = self.averager is not None
-        self.intercept, self.summed = _kernel("block_update", self.bk)(
+        self.intercept, self.summed = ops.block_update(
             self.stored, delta, self.intercept, delta_b, self.averager.correction if avg else None,
-            self.intercept_sum if avg else None, xp=xp, start=target * F, scale=self.scale,
-            fit_intercept=s.fit_intercept, scale_sum=self.averager.scale_sum if avg else 0.0)
+            self.intercept_sum if avg else None, start=target * F, scale=self.scale,
+            fit_intercept=s.fit_intercept, scale_sum=self.averager.scale_sum if avg else 0.0, backend=self.bk)
         if s.variant == "cdsg":
             self.pending[1:] = [target, -eta / self.scale]
         return omega, phase, delta
@@ -292,8 +285,8 @@ class _Iteration:
         s, xp = self.settings, self.xp
         for i, src in enumerate(self.sources):
             if self.caches[i] is not None:
-                self.caches[i] = _kernel("rff_predict_add", self.bk)(src.X, omega, phase, delta, self.caches[i], xp=xp,
-                                                                    form="cos", shrink=1.0 - eta * s.lam)
+                self.caches[i] = ops.rff_predict_add(src.X, omega, phase, delta, self.caches[i],
+                                                     shrink=1.0 - eta * s.lam, backend=self.bk)
         if self.monitor is not None:
             iterate = None if self.averager is not None else (
                 t, self.n_blocks, xp.asarray(self.stored[: self.n_blocks * self.F, :], copy=True),

@@ -37,4 +37,4 @@ from ._fit import (
 )
 from ._estimator import DSGClassifier, DSGRegressor
 
-__all__ = ['decision_function', 'DSGClassifier', 'DSGRegressor', 'fit', 'LOSSES', 'objective', 'predict']
+__all__ = ['build', 'decision_function', 'DSGClassifier', 'DSGRegressor', 'fit', 'LOSSES', 'objective', 'predict']

@@ -38,4 +38,4 @@ from ._fit import (
 )
 from ._estimator import TSGS3VMClassifier
 
-__all__ = ['decision_function', 'fit', 'predict', 'TSGS3VMClassifier', 'UNLABELED_LOSSES']
+__all__ = ['build', 'decision_function', 'fit', 'predict', 'TSGS3VMClassifier', 'UNLABELED_LOSSES']

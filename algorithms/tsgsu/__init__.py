@@ -93,6 +93,7 @@ __all__ = [
     "SUSLModel",
     "Selection",
     "TSGSUClassifier",
+    "build",
     "decision_function",
     "estimate_prior",
     "fit",
