@@ -48,6 +48,8 @@ DOC_ENTRIES = {
                                                  "input's own), float64 where float32 would overflow; "
                                                  "'float64': full precision.")),
     "verbose": ("int", "0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host)."),
+    "probability": ("bool", ("``predict_proba`` for any loss: the model is fitted on 90% of the rows and Platt's "
+                             "sigmoid on the other 10% (:mod:`algorithms._models.calibration`).")),
 }
 
 
@@ -83,6 +85,13 @@ class FunctionalEstimator(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = type(self)._accept_sparse
         return tags
+
+    def _store_params(self, arguments):
+        """Store every argument of the explicit ``__init__`` (its ``locals()``) under its
+        name, unchanged: scikit-learn's rule, no check and no conversion before ``fit``."""
+        for name, value in arguments.items():
+            if name != "self":
+                setattr(self, name, value)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -59,15 +59,15 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     ----------
     loss : {'hinge', 'squared_hinge', 'logistic'}, default='hinge'
         The classification loss; "logistic" gives ``predict_proba`` (log-odds decision values).
-    <parameters variant to verbose>
-    probability : bool, default=False
-        ``predict_proba`` for any loss: the model is fitted on 90% of the rows and Platt's sigmoid on
-        the other 10% (:mod:`algorithms._models.calibration`).
+    <parameters variant to probability>
 
     Attributes
     ----------
     model_ : RFFModel
+        The fitted model: the coefficients of its blocks of random features (``model_.save``
+        writes it, :func:`algorithms.load` reads it back).
     classes_ : ndarray of shape (n_classes,)
+        The labels, sorted.
     n_features_in_ : int
     n_iter_ : int
         Iterations run (early stopping may end the fit before ``n_iter``).
@@ -95,28 +95,7 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
                  tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
                  fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0,
                  probability=False):
-        self.loss = loss
-        self.variant = variant
-        self.kernel = kernel
-        self.gamma = gamma
-        self.lam = lam
-        self.n_iter = n_iter
-        self.batch_size = batch_size
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.block_size = block_size
-        self.step = step
-        self.schedule = schedule
-        self.precondition = precondition
-        self.average = average
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.backend = backend
-        self.dtype = dtype
-        self.verbose = verbose
-        self.probability = probability
+        self._store_params(locals())
 
 
 class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
@@ -148,24 +127,4 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
                  batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
                  tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
                  fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0):
-        self.loss = loss
-        self.variant = variant
-        self.kernel = kernel
-        self.gamma = gamma
-        self.lam = lam
-        self.n_iter = n_iter
-        self.batch_size = batch_size
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.block_size = block_size
-        self.step = step
-        self.schedule = schedule
-        self.precondition = precondition
-        self.average = average
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.backend = backend
-        self.dtype = dtype
-        self.verbose = verbose
+        self._store_params(locals())

@@ -88,28 +88,7 @@ class S3GDClassifier(WeightedFit, FunctionalClassifier):
                  step="auto", inner_iter=None, batch_size=10, max_epochs=10.0, max_time=None, tol="auto",
                  class_weight=None, method="s3gd", beta=10.0, kmeans_iter=5, kmeans_sample=1000,
                  checkpoint=0.25, random_state=None, backend="auto", dtype=None, verbose=0):
-        self.loss = loss
-        self.penalty = penalty
-        self.lam = lam
-        self.l1_ratio = l1_ratio
-        self.n_anchors = n_anchors
-        self.k_nearest = k_nearest
-        self.step = step
-        self.inner_iter = inner_iter
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.max_time = max_time
-        self.tol = tol
-        self.class_weight = class_weight
-        self.method = method
-        self.beta = beta
-        self.kmeans_iter = kmeans_iter
-        self.kmeans_sample = kmeans_sample
-        self.checkpoint = checkpoint
-        self.random_state = random_state
-        self.backend = backend
-        self.dtype = dtype
-        self.verbose = verbose
+        self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):
         """Fit on (X, y), rows weighted by ``sample_weight`` (None: all 1); sets ``coef_``,

@@ -27,10 +27,7 @@ class SBPClassifier(WeightedFit, FunctionalClassifier):
         Iterations; 'auto': from n (60 sqrt(n), at least 1000, at most n); None: n (one pass).
     batch_size : int, default=1
         Points drawn from under the water per iteration.
-    <parameters random_state to verbose>
-    probability : bool, default=False
-        ``predict_proba``: the model is fitted on 90% of the rows and Platt's sigmoid on the other 10%
-        (:mod:`algorithms._models.calibration`).
+    <parameters random_state to probability>
 
     Attributes
     ----------
@@ -60,14 +57,4 @@ class SBPClassifier(WeightedFit, FunctionalClassifier):
 
     def __init__(self, *, nu="auto", kernel="rbf", gamma="scale", bias=True, n_iter="auto", batch_size=1,
                  random_state=None, backend="auto", dtype=None, verbose=0, probability=False):
-        self.nu = nu
-        self.kernel = kernel
-        self.gamma = gamma
-        self.bias = bias
-        self.n_iter = n_iter
-        self.batch_size = batch_size
-        self.random_state = random_state
-        self.backend = backend
-        self.dtype = dtype
-        self.verbose = verbose
-        self.probability = probability
+        self._store_params(locals())

@@ -47,19 +47,4 @@ class TSGS3VMClassifier(FunctionalClassifier):
     def __init__(self, *, C=1.0, C_star=None, unlabeled_loss="shg", kernel="rbf", gamma="median", n_iter=None,
                  batch_size=256, block_size=256, step=1.0, precondition=0.1, balance=True, feature_budget=None,
                  random_state=None, backend="auto", dtype=None, verbose=0):
-        self.C = C
-        self.C_star = C_star
-        self.unlabeled_loss = unlabeled_loss
-        self.kernel = kernel
-        self.gamma = gamma
-        self.n_iter = n_iter
-        self.batch_size = batch_size
-        self.block_size = block_size
-        self.step = step
-        self.precondition = precondition
-        self.balance = balance
-        self.feature_budget = feature_budget
-        self.random_state = random_state
-        self.backend = backend
-        self.dtype = dtype
-        self.verbose = verbose
+        self._store_params(locals())

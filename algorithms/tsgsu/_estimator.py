@@ -80,29 +80,7 @@ class TSGSUClassifier(FunctionalClassifier):
                  block_size=32, step=0.5, schedule="auto", precondition=1.0, average=True, feature_budget=None,
                  fit_intercept=True, positive_class=1, negative_class=-1, random_state=None, backend="auto",
                  dtype=None, verbose=0):
-        self.prior = prior
-        self.loss = loss
-        self.correction = correction
-        self.correction_smoothing = correction_smoothing
-        self.correction_margin = correction_margin
-        self.lam = lam
-        self.kernel = kernel
-        self.gamma = gamma
-        self.n_iter = n_iter
-        self.batch_size = batch_size
-        self.block_size = block_size
-        self.step = step
-        self.schedule = schedule
-        self.precondition = precondition
-        self.average = average
-        self.feature_budget = feature_budget
-        self.fit_intercept = fit_intercept
-        self.positive_class = positive_class
-        self.negative_class = negative_class
-        self.random_state = random_state
-        self.backend = backend
-        self.dtype = dtype
-        self.verbose = verbose
+        self._store_params(locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
