@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 
 import numpy as np
+from kbackends import resolve, to_numpy
+from ._boundary.validation import check_labels, check_positive_int, check_prior, check_X, seed_from
 
 __all__ = ["DATASETS", "data_dir", "example_data", "load", "load_or_digits", "make_su_data"]
 
@@ -260,11 +262,7 @@ def make_su_data(X, y, n_pairs, n_unlabeled, *, prior=None, replace=False, rando
     y_similar, y_unlabeled : ndarrays of shape (n_pairs,) and (n_unlabeled,)
         Only with ``return_labels``.
     """
-    from kbackends import to_numpy
 
-    from kbackends import resolve
-
-    from ._boundary.validation import check_labels, check_positive_int, check_prior, check_X, seed_from
 
     X = to_numpy(check_X(X, resolve("cpu"), None))  # finite, 2-D, numeric
     y = check_labels(y, X.shape[0])

@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from ._registry import KERNEL_CODES
+from ._sync import in_sync_free_region
 
 KERNELS_DIR = str(Path(__file__).parent / "kernels")
 
@@ -100,7 +101,6 @@ class count_array_ops:  # noqa: N801  (used as a function: ``with count_array_op
     def __enter__(self):
         import array_api_strict
 
-        from ._sync import in_sync_free_region
 
         count = self.count
         Array = type(array_api_strict.asarray(0.0))

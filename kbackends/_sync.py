@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
+from ._xp_utils import to_numpy
+from . import _xp_utils
 
 _REGION: ContextVar[bool] = ContextVar("kbackends_sync_free", default=False)
 # Set by kbackends.testing.transfer_guard while it runs: counts the regions entered.
@@ -94,8 +96,6 @@ def to_host_async(x) -> HostValue:
     -------
     HostValue
     """
-    from ._xp_utils import to_numpy
-
     if type(x).__module__.startswith("cupy"):
         import cupy
         import cupyx
@@ -105,7 +105,6 @@ def to_host_async(x) -> HostValue:
         x.get(stream=stream, out=out, blocking=False)
         event = stream.record()
         return HostValue(out, event)
-    from . import _xp_utils
 
     hook = _xp_utils._deferred_hook
     if hook is not None:

@@ -502,8 +502,6 @@ def test_no_private_kbackends_import_outside_kbackends(folder):
     assert not found, "use kbackends' public names (or kbackends.testing in tests):\n" + "\n".join(found)
 
 
-@pytest.mark.xfail(strict=False, reason="imports of project modules inside functions without a comment "
-                   "saying why are being worked off (issue 25); the count is in the failure")
 def test_imports_inside_functions_say_why():
     found = unexplained_function_imports(_project())
     assert not found, f"{len(found)} imports inside functions with no reason:\n" + "\n".join(found)

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from kbackends import is_array, to_numpy
 
 __all__ = ["AutoSettings", "auto_settings", "check_sample_weight", "validation_rows", "weights_of_rows"]
 
@@ -84,7 +85,6 @@ def check_sample_weight(sample_weight, n_rows, name="sample_weight"):
     """
     if sample_weight is None:
         return None
-    from kbackends import is_array, to_numpy
 
     w = to_numpy(sample_weight) if is_array(sample_weight) else np.asarray(sample_weight)
     if w.dtype.kind not in "fiub":
@@ -116,7 +116,6 @@ def weights_of_rows(sample_weight, rows):
     unchecked (the fit checks it)."""
     if sample_weight is None or rows is None:
         return sample_weight
-    from kbackends import is_array, to_numpy
 
     w = np.asarray(to_numpy(sample_weight) if is_array(sample_weight) else sample_weight)
     return w[rows] if w.ndim else w

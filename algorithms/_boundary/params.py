@@ -15,7 +15,6 @@ In the spirit of scikit-learn's ``_parameter_constraints`` (a private module of
 scikit-learn, so not imported here). A constraint answers two questions: is the
 value of a type it takes (else TypeError) and is it in range (else ValueError); the
 message names the argument in backticks, says what was expected and what arrived::
-
     `gamma` must be 'median' or a positive float, got True
 
 ``bool`` is not a number here (``True`` is not a width), and NumPy scalars
@@ -33,6 +32,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+
+from kbackends.random import KERNELS
 
 __all__ = [
     "BACKEND",
@@ -53,6 +54,9 @@ __all__ = [
     "options",
     "real",
 ]
+
+# The step schedules the engine implements (algorithms._engine.steps.step_size).
+SCHEDULES = ("auto", "theta_over_t", "constant", "inverse_scaling")
 
 
 class _Required:
@@ -401,9 +405,6 @@ class ParamTable:
 
 
 def _common():
-    from kbackends.random import KERNELS
-
-    from .._engine import SCHEDULES
 
     params = (
         Param("kernel", "rbf", options(*KERNELS), "shift-invariant kernel"),
@@ -438,30 +439,3 @@ def common(name, **changes):
 def common_tail():
     """``random_state``, ``backend``, ``dtype``, ``callback``, ``verbose``: every table ends with them."""
     return tuple(common(name) for name in ("random_state", "backend", "dtype", "callback", "verbose"))
-
-
-# Engine settings that an algorithm's table holds under the same name (precondition: ridge).
-_ENGINE_FIELDS = ("n_iter", "block_size", "kernel", "lam", "step", "schedule", "average", "fit_intercept", "callback",
-                  "verbose")
-
-
-def engine_settings(values, *, gamma, seed, **fields):
-    """The shared engine's settings from a table's validated ``values`` (in a ``fit``
-    under :meth:`ParamTable.entry`, its ``locals()``: the arguments arrive validated).
-
-    Every engine field the table has is taken from ``values`` (``precondition`` is the
-    engine's ``ridge``); ``gamma`` and ``seed`` are the resolved width and seed; the
-    sampler's seed is :func:`algorithms._engine.sampling_seed`; ``fields`` add the algorithm's own settings or
-    override (a derived ``n_iter``, TSGS3VM's ``lam = 1 / C``, ...).
-
-    Returns
-    -------
-    algorithms._engine.EngineSettings
-    """
-    from .._engine import EngineSettings, sampling_seed
-
-    shared = {name: values[name] for name in _ENGINE_FIELDS if name in values}
-    if "precondition" in values:
-        shared["ridge"] = values["precondition"]
-    return EngineSettings(**{"schedule": "auto", **shared, "gamma": gamma, "seed": seed,
-                             "sampling_seed": sampling_seed(seed), **fields})

@@ -39,11 +39,15 @@ import time
 
 import numpy as np
 
+from kbackends import BackendUnavailableError, registered_backends, to_numpy
+
+from algorithms import load
+from algorithms._boundary.params import REQUIRED
+from algorithms._catalog import ALGORITHMS, DATA_KINDS, for_model
 from algorithms._cli import datafile as _datafile
 from algorithms._cli.options import OPTIONS, UsageError, option_help, positive_int, seed_option
 from algorithms._cli.tools import add_tool_commands
-from algorithms._boundary.params import REQUIRED
-from algorithms._catalog import ALGORITHMS, DATA_KINDS
+from algorithms._models.calibration import fit_calibrated
 
 DSG_FAMILY = ("dsg", "udsg", "cdsg")
 PREDICT_CHUNK_ROWS = 16_384  # rows per predict call (sparse files densified per chunk for dense-only models)
@@ -205,7 +209,6 @@ def cmd_train(args):
     probability = kwargs.pop("probability", False)
     try:
         if probability:  # as the estimators' probability=True: fit on 90%, Platt's sigmoid on the rest
-            from algorithms._models.calibration import fit_calibrated
 
             model = fit_calibrated(lambda X, y, _rows, **params: row.fit(X, y, **params), *positional, kwargs)
         else:
@@ -256,9 +259,6 @@ def _same_number(a, b):
 
 
 def cmd_predict(args):
-    from algorithms import load
-    from algorithms._catalog import for_model
-
     _refuse_overwriting(args.output, "output file", [("model file", args.model), ("data file", args.data)])
     _datafile.check_output_path(args.output, "output file")
     model = load(args.model, backend="cpu" if args.backend == "auto" else args.backend)
@@ -310,8 +310,6 @@ def cmd_predict(args):
 
 
 def _host(a):
-    from kbackends import to_numpy
-
     return to_numpy(a)
 
 
@@ -323,8 +321,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser():
-    from kbackends import registered_backends
-
     parser = _Parser(prog="python -m algorithms", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true",
@@ -424,7 +420,6 @@ def main(argv=None):
     except Exception as exc:  # noqa: BLE001 - every failure is one line; --debug shows the rest
         if debug:
             raise
-        from kbackends import BackendUnavailableError
 
         if isinstance(exc, (OSError, ValueError, TypeError, EOFError, ImportError, BackendUnavailableError)):
             text = _one_line(exc)

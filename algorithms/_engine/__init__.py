@@ -12,11 +12,13 @@ An algorithm builds a :class:`Problem` (its list of :class:`Source`, an
 
 from .blocks import evaluate_blocks, group_features
 from .loop import run
-from .state import SCHEDULES, VARIANTS, EngineResult, EngineSettings, EngineState, Source, sampling_seed
+from .state import (
+    SCHEDULES, VARIANTS, EngineResult, EngineSettings, EngineState, Source, engine_settings, sampling_seed,
+)
 from .problem import Problem, unshift
 from .steps import EarlyStopping, _Averager as Averager
 
 __all__ = [
     "SCHEDULES", "VARIANTS", "Averager", "EarlyStopping", "EngineResult", "EngineSettings", "EngineState",
-    "Problem", "Source", "evaluate_blocks", "group_features", "run", "sampling_seed", "unshift",
+    "Problem", "Source", "engine_settings", "evaluate_blocks", "group_features", "run", "sampling_seed", "unshift",
 ]

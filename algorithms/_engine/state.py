@@ -9,10 +9,10 @@ import numpy as np
 
 from kbackends.losses import Loss
 
+from .._boundary.params import SCHEDULES  # noqa: F401 (the engine's schedules: one list, the parameters')
 from .steps import EarlyStopping
 
 
-SCHEDULES = ("auto", "theta_over_t", "constant", "inverse_scaling")
 VARIANTS = ("dsg", "udsg", "cdsg")
 
 
@@ -161,3 +161,28 @@ class EngineState:
     rng: object  # numpy Generator of the mini-batches and the block choices
     t: int  # iterations done
     pending: object = None  # CDSG's lagged rule: the last iteration's derivative on its way, block, factor
+
+
+# Engine settings that an algorithm's table holds under the same name (precondition: ridge).
+_ENGINE_FIELDS = ("n_iter", "block_size", "kernel", "lam", "step", "schedule", "average", "fit_intercept", "callback",
+                  "verbose")
+
+
+def engine_settings(values, *, gamma, seed, **fields):
+    """The shared engine's settings from a table's validated ``values`` (in a ``fit``
+    under :meth:`ParamTable.entry`, its ``locals()``: the arguments arrive validated).
+
+    Every engine field the table has is taken from ``values`` (``precondition`` is the
+    engine's ``ridge``); ``gamma`` and ``seed`` are the resolved width and seed; the
+    sampler's seed is :func:`sampling_seed`; ``fields`` add the algorithm's own settings or
+    override (a derived ``n_iter``, TSGS3VM's ``lam = 1 / C``, ...).
+
+    Returns
+    -------
+    algorithms._engine.EngineSettings
+    """
+    shared = {name: values[name] for name in _ENGINE_FIELDS if name in values}
+    if "precondition" in values:
+        shared["ridge"] = values["precondition"]
+    return EngineSettings(**{"schedule": "auto", **shared, "gamma": gamma, "seed": seed,
+                             "sampling_seed": sampling_seed(seed), **fields})

@@ -3,7 +3,6 @@
 A hinge-type decision value is a margin, not a log-odds. ``probability=True``
 (``DSGClassifier``, ``SBPClassifier``; as scikit-learn's ``SVC``) turns it into one
 the way Platt (1999, "Probabilistic outputs for support vector machines") does:
-
 1. hold out a stratified :data:`CALIBRATION_FRACTION` of the labelled rows
    (at least one per class; :func:`calibration_split`), fit the model on the rest;
 2. on the held-out decision values ``f``, fit ``P(y = 1 | f) = 1 / (1 + exp(a f + b))``
@@ -33,7 +32,11 @@ import math
 
 import numpy as np
 
+from kbackends import array_namespace, is_array, to_numpy
+
+from .._boundary.fit_plan import validation_rows
 from .._boundary.params import Param, ParamTable, boolean
+from .._boundary.validation import seed_from
 
 __all__ = ["CALIBRATION_FRACTION", "PROBABILITY", "calibrate", "calibrated_proba", "calibration_split",
            "platt_sigmoid", "with_probability"]
@@ -115,8 +118,6 @@ def calibration_split(y, random_state):
     ValueError
         A class with fewer than 2 rows (one is needed on each side).
     """
-    from .._boundary.fit_plan import validation_rows
-
     y = np.asarray(y)
     classes, counts = np.unique(y, return_counts=True)
     if counts.min() < 2:
@@ -169,8 +170,6 @@ def calibrate(model, X, y, *, backend="auto"):
     model
         The same model, ``params["calibration"]`` set: its ``predict_proba`` is defined.
     """
-    from kbackends import is_array, to_numpy
-
     if model.task not in ("binary", "ovr", "softmax"):
         msg = f"`model` must be a classifier to calibrate, got a {model.task} model"
         raise ValueError(msg)
@@ -188,9 +187,6 @@ def fit_calibrated(fit, X, y, params):
     """The estimators' ``probability=True``: ``fit(X_fit, y_fit, fit_rows, **params)`` on all
     but a stratified held-out fraction (``fit_rows``: their host indices, for per-row
     arguments such as ``sample_weight``), then :func:`calibrate` on that fraction (unweighted)."""
-    from kbackends import is_array, to_numpy
-
-    from .._boundary.validation import seed_from
 
     y_host = np.asarray(to_numpy(y) if is_array(y) else y)
     split_seed = seed_from(params.get("random_state")) % 2**32
@@ -201,8 +197,6 @@ def fit_calibrated(fit, X, y, params):
 
 def _rows(a, rows):
     """Rows ``rows`` (host int array) of a NumPy / CuPy / array-API array or a sparse matrix."""
-    from kbackends import array_namespace, is_array
-
     if isinstance(a, np.ndarray) or hasattr(a, "tocsr"):
         return a[rows]
     if not is_array(a):  # a list or a pandas object

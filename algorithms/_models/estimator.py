@@ -6,7 +6,6 @@ holds it to the table: :meth:`~algorithms._boundary.params.ParamTable.init_misma
 the base validates the data the scikit-learn way, and hands ``fit`` the module's
 arguments through one hook, :meth:`FunctionalEstimator._fit_args`, for the label
 conventions that differ:
-
 - supervised (the default): ``fit(X, y)``;
 - semi-supervised: unlabeled rows carry ``y == -1`` and the module's ``fit`` splits them;
 - SU: ``y`` is the indicator s, and the hook splits the rows into similar and unlabeled;
@@ -24,8 +23,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .dask_arrays import is_dask_array
+from .._boundary.fit_plan import weights_of_rows
 from .._boundary.validation import check_labels, is_numpy_like, naming_arguments, sklearn_validate
+from .calibration import fit_calibrated
+from .dask_arrays import is_dask_array
 
 #: The numpydoc Parameters entries, ``name: (type, description)``, of the settings several
 #: estimators share (the table's ``common()`` definitions), written once; a subclass adds its
@@ -135,7 +136,6 @@ class FunctionalEstimator(BaseEstimator):
 
                     check_classification_targets(y)
             if calibrated:  # Platt's sigmoid on held-out rows (algorithms._models.calibration)
-                from .calibration import fit_calibrated
 
                 self.model_ = fit_calibrated(lambda X_fit, y_fit, rows, **kw: fit(
                     *self._fit_args(X_fit, y_fit, rows), **kw), X, y, params)
@@ -217,7 +217,5 @@ class WeightedFit:
         return int(self.model_.params["n_iter_done"])
 
     def _fit_args(self, X, y, rows=None):
-        from .._boundary.fit_plan import weights_of_rows
-
         return X, y, weights_of_rows(getattr(self, "_sample_weight", None), rows)
 

@@ -11,7 +11,7 @@ from kbackends.losses import SUPERVISED_LOSSES
 from .. import _engine, distributed
 from .._models.model import RFFModel
 from .._boundary.params import (
-    Constraint, Param, ParamTable, common, common_tail, either, engine_settings, integer, options, real,
+    Constraint, Param, ParamTable, common, common_tail, either, integer, options, real,
 )
 from .._boundary.fit_plan import auto_settings, check_sample_weight, validation_rows
 from .._boundary.sparse import take_rows
@@ -203,7 +203,7 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_ite
     sources = _split_sources(X, y_matrix, weights, source_loss, plan, validation_fraction, seed, bk,
                              stratify=task != "regression")
 
-    settings = engine_settings(
+    settings = _engine.engine_settings(
         locals(), gamma=gamma, seed=seed, variant=variant, udsg_new=udsg_pattern[0], udsg_old=udsg_pattern[1],
         n_outputs=y_matrix.shape[1], cache_predictions=cache_predictions, n_iter=plan.n_iter,
         early_stopping=None if len(sources) == 1 else _engine.EarlyStopping(

@@ -14,7 +14,7 @@ from .. import _engine, distributed
 from . import _distributed
 from .._models.model import RFFModel
 from .._boundary.params import (
-    Constraint, Param, ParamTable, boolean, common, common_tail, either, engine_settings, integer, none,
+    Constraint, Param, ParamTable, boolean, common, common_tail, either, integer, none,
     options, real,
 )
 from .._boundary.sparse import stack_rows, take_rows
@@ -157,7 +157,7 @@ def _build(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, 
     if use_unlabeled:
         sources.append(_engine.Source(X=X_u, y=None, loss=UNLABELED_LOSSES[unlabeled_loss],
                                       weight=C_star / C, batch_size=batch_size))
-    settings = engine_settings(
+    settings = _engine.engine_settings(
         locals(), gamma=gamma, seed=seed, n_iter=n_iter, lam=1.0 / C, n_outputs=targets.shape[1],
         balance=(1, balance_target) if balance and use_unlabeled else None, max_blocks=max_blocks,
         label="tsgs3vm",

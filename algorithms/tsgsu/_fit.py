@@ -21,7 +21,6 @@ from .._boundary.params import (
     common,
     common_tail,
     either,
-    engine_settings,
     integer,
     none,
     options,
@@ -205,7 +204,7 @@ def _build(X_similar, X_unlabeled, *, prior, loss, correction, correction_smooth
     if gamma == "median":  # the heuristic samples the pooled points (a float needs no copy)
         gamma = check_gamma(gamma, stack_rows((X_s, X_u), xp), bk, seed)
     gamma = check_gamma(gamma, X_s, bk, seed)
-    settings = engine_settings(
+    settings = _engine.engine_settings(
         locals(), gamma=gamma, seed=seed, max_blocks=max_blocks,
         derivatives=risk.hook(correction_smoothing, correction_margin), label="tsgsu",
     )

@@ -12,6 +12,7 @@ from .._boundary.sparse import is_sparse
 from .._boundary.validation import check_nonneg_float, check_positive_int, seed_from
 from ._inputs import _pointwise, _split_folds
 from ._susl import su_sl_fit
+from kbackends.ops import sparse_module
 
 
 def _prior_from_kappa(kappa):
@@ -120,7 +121,6 @@ def estimate_prior(X_similar, X_unlabeled, *, n_components=300, lam=1e-3, confid
     if is_sparse(X_similar) or is_sparse(X_unlabeled):  # CSR rows throughout: no dense copy
         import scipy.sparse
 
-        from kbackends.ops import sparse_module
 
         X_s, X_u = (scipy.sparse.csr_matrix(X.get() if sparse_module(X).__name__.startswith("cupyx") else X,
                                             dtype=np.float64)  # a cupyx matrix comes to the host once

@@ -9,6 +9,8 @@ stand in for CuPy's.
 """
 
 from __future__ import annotations
+from .._backend import resolve
+from ._checks import check_float_array
 
 _CUPYX = "cupyx.scipy.sparse"
 
@@ -104,8 +106,6 @@ def resolve_rows(backend, X, *others, name="X"):
     """(backend, X, others on it): a sparse ``X`` becomes canonical CSR on the
     backend's device (a scipy.sparse one picks no backend of its own, a cupyx one
     cuda); a backend outside :data:`SPARSE_BACKENDS` is a TypeError."""
-    from .._backend import resolve
-
     if is_sparse(X):
         bk = resolve(backend, *others, resolve_hint(X))
         check_sparse_backend(bk, name)
@@ -116,8 +116,6 @@ def resolve_rows(backend, X, *others, name="X"):
 
 def check_rows(xp, X, name):
     """The float / 2-D checks of a dense ``X`` (a CSR one was checked by ``as_csr``)."""
-    from ._checks import check_float_array
-
     if not is_sparse(X):
         check_float_array(xp, X, name, 2)
 

@@ -4,6 +4,7 @@ is built on them."""
 from __future__ import annotations
 
 import numpy as np
+from ..ops import anchor_accumulate, anchor_graph
 
 
 def two_blobs(n=120, d=4, seed=0):
@@ -20,8 +21,6 @@ def prox_sgd_problem(n=40, d=6, m=5, k=3, seed=0):
     classes ``cls`` (0 / 1), per-row weights ``cw`` (mean 1), anchors ``Z`` (m, d), the
     class-split anchor products ``G`` (2, m, d + 1) of Eq. (22) and the graph ``idx``,
     ``gw`` (k nearest anchors per row), all NumPy on the host."""
-    from ..ops import anchor_accumulate, anchor_graph
-
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
     cls = (rng.random(n) < 0.4).astype(np.int64)

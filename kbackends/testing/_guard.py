@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 
 from .._op_count import kernel_entry
+from .. import _sync, _xp_utils
+from .._sync import in_sync_free_region
 
 
 class TransferGuardError(Exception):
@@ -122,8 +124,6 @@ class transfer_guard:
     def __enter__(self):
         import array_api_strict
 
-        from .. import _sync, _xp_utils
-        from .._sync import in_sync_free_region
 
         if _GUARD_ACTIVE:
             msg = "a transfer_guard is already active"

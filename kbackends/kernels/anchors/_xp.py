@@ -5,6 +5,8 @@ chunks; the k nearest come from a stable argsort, so ties go to the lower
 anchor index (every implementation keeps that rule).
 """
 
+from ..._xp_utils import to_numpy
+
 _CHUNK_ELEMENTS = 1 << 22
 
 
@@ -70,7 +72,6 @@ def seeds_loop(X, sq, uniforms, first, xp, dense_row):
     ``dense_row(i)``: row i of X as a dense 1-D array. Returns the chosen rows, host int64."""
     import numpy as np
 
-    from ..._xp_utils import to_numpy
 
     n = sq.shape[0]
     chosen = [int(first)]
