@@ -3,48 +3,71 @@
 Formats
 -------
 LIBSVM / svmlight
-    ``label index:value ...`` per line, read with scikit-learn's
-    ``load_svmlight_file`` into a SciPy CSR matrix, kept sparse: DSG / UDSG /
-    CDSG, TSGS3VM, SBP and S3GD train and predict on it as is (moved to the device
-    once on cuda); the
-    command line densifies it only for TSGSU.
+    ``label index:value ...`` per line (a ``qid:N`` after the label is skipped, a
+    ``#`` starts a comment), indices increasing within a line. Read into a SciPy CSR
+    matrix, kept sparse: DSG / UDSG / CDSG, TSGS3VM, SBP and S3GD train and predict
+    on it as is (moved to the device once on cuda); the command line densifies it
+    only for TSGSU. The *index base* (the index of the first feature, 0 or 1) is
+    given with ``--index-base`` or decided from the training file ("auto": 0 when
+    some row uses index 0, else 1); the model keeps it, and files given to
+    ``predict`` are read with the model's base unless ``--index-base`` says
+    otherwise. A line that is not ``label index:value ...`` is refused with its
+    number: a LIBSVM file is never re-read as CSV.
 CSV / TSV
-    One row per line, the label in the first, the last or a named column;
-    comma, tab or whitespace separated (by the ``.tsv`` extension or the first
-    line); with or without a header line (detected: a header has a
-    non-numeric feature field, or a non-numeric label over numeric ones).
-    Labels are kept as written: integers, floats or strings.
+    One row per line, read with the :mod:`csv` module (quoted fields as written,
+    surrounding spaces dropped); comma, tab, semicolon or whitespace separated
+    (by the ``.tsv`` extension or the first line); with or without a header line
+    (detected: a header has a non-numeric feature field, or a non-numeric label
+    over numeric ones). Blank lines and lines starting with ``#`` are skipped. A
+    model trained on a file with a header keeps the names of its feature columns;
+    ``predict`` then takes a file's columns by name, in any order (a missing name
+    is refused, naming it); without names on either side, columns are taken by
+    position.
 
 Either may be compressed with gzip, bzip2 or xz, recognised by its first bytes
-(whatever the extension says).
+(whatever the extension says), and may start with a UTF-8 byte-order mark.
+The format is ``.csv`` / ``.tsv`` -> CSV, ``.svm`` / ``.libsvm`` / ``.svmlight``
+-> LIBSVM, otherwise LIBSVM when one of the first lines has an ``index:value``
+pair after its label, else CSV.
 
 Labels
 ------
-A label field that is empty or ``?`` is *missing* (an unlabelled row). Labels
-are typed once for the whole file: all integers -> int64, all numbers ->
-float64, anything else -> str; LIBSVM labels are numbers, int64 when every one
-is integral (so ``+1`` / ``-1`` stay integers).
+A label written as one of :data:`MISSING` (empty, ``?``, ``NA``, ``N/A``, ``n/a``,
+``nan``, ``NaN``, ``NAN``, ``null``, ``NULL``) is *missing*: an
+unlabelled row where the algorithm takes them, refused where a label is
+required. The other labels are typed once for the whole column: when every one
+is a number the labels are numbers (``1``, ``+1`` and ``1.0`` are one class),
+else text compared exactly as written (``01`` and ``1`` are two classes).
+A model trained by the command line keeps each class as it was first written in
+the training file, and ``predict`` writes it so: ``+1`` stays ``+1``, ``1.0``
+stays ``1.0``, ``cat`` stays ``cat``.
 """
 
 from __future__ import annotations
 
 import bz2
+import csv
 import gzip
 import lzma
 import os
 import re
 import sys
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._models.persistence import atomic_write
 
-MISSING = ("", "?")
+#: Label fields that mean "no label" (compared after stripping surrounding spaces).
+MISSING = ("", "?", "NA", "N/A", "n/a", "nan", "NaN", "NAN", "null", "NULL")
+INDEX_BASES = ("auto", "0", "1")
 _INT = re.compile(r"^[+-]?\d+$")
+_PAIR = re.compile(r"^(\d+|qid):")
 _OPENERS = {b"\x1f\x8b": gzip.open, b"BZh": bz2.open, b"\xfd7zXZ\x00": lzma.open}
+_LIBSVM_SUFFIXES = (".svm", ".libsvm", ".svmlight")
+_SNIFF_LINES = 100  # lines looked at to tell LIBSVM from CSV in a file without a telling extension
 
 
 class DataError(ValueError):
@@ -58,26 +81,35 @@ class Data:
     Attributes
     ----------
     X : scipy.sparse.csr_matrix or ndarray of shape (n_rows, n_features), float64
-    raw : ndarray of shape (n_rows,) or None
-        Labels as read: str (CSV) or float64 (LIBSVM); None without a label column.
+    raw : ndarray of str of shape (n_rows,) or None
+        Labels as written (surrounding spaces dropped); None without a label column.
     path : str
+    lines : ndarray of int of shape (n_rows,) or None
+        The line of the file each row was read from (counted from 1).
+    names : tuple of str or None
+        CSV with a header: the names of the feature columns, in X's column order.
+    index_base : int or None
+        LIBSVM: the index of the first feature the file was read with (0 or 1).
     """
 
     X: object
     raw: object
     path: str
+    lines: object = None
+    names: tuple | None = None
+    index_base: int | None = None
 
     @property
     def n_rows(self):
         return self.X.shape[0]
 
     def missing(self):
-        """Rows whose label is missing (empty or ``?``; NaN in LIBSVM)."""
+        """Rows whose label is missing (one of :data:`MISSING`; NaN in a float array)."""
         if self.raw is None:
             return np.ones(self.n_rows, dtype=bool)
         if self.raw.dtype.kind == "f":
             return np.isnan(self.raw)
-        return np.isin(np.char.strip(self.raw), MISSING)
+        return np.isin(np.char.strip(self.raw.astype(str)), MISSING)
 
     def matches(self, marker):
         """Rows whose label equals ``marker`` (a string from the command line): as a
@@ -87,7 +119,7 @@ class Data:
         value = _number(marker)
         if self.raw.dtype.kind == "f":
             return self.raw == value if value is not None else np.zeros(self.n_rows, dtype=bool)
-        text = np.char.strip(self.raw)
+        text = np.char.strip(self.raw.astype(str))
         hit = text == marker.strip()
         if value is not None:
             hit |= _numbers_or_nan(text) == value
@@ -96,6 +128,14 @@ class Data:
     def rows(self, mask):
         """X restricted to the rows of a boolean mask."""
         return self.X[np.flatnonzero(mask)]
+
+    def where(self, mask, most=5):
+        """'lines 3, 7, 9 (and 4 more)': where the rows of a boolean mask are in the file."""
+        rows = np.flatnonzero(mask)
+        numbers = (self.lines[rows] if self.lines is not None else rows + 1).tolist()
+        text = ", ".join(map(str, numbers[:most]))
+        more = f" and {len(numbers) - most} more" if len(numbers) > most else ""
+        return f"line{'s' if len(numbers) > 1 else ''} {text}{more}"
 
 
 def typed_labels(raw):
@@ -117,6 +157,19 @@ def typed_labels(raw):
     return text
 
 
+def spelled_classes(classes, typed, raw):
+    """The classes of a fit on labels ``typed`` (from :func:`typed_labels` of ``raw``),
+    each as it is first written in ``raw``: a str array in ``classes``' order, so a
+    model predicts labels as the training file wrote them."""
+    raw = np.char.strip(np.asarray(raw).astype(str))
+    values, first = np.unique(np.asarray(typed), return_index=True)
+    classes = np.asarray(classes)
+    at = np.searchsorted(values, classes).clip(0, max(values.size - 1, 0))
+    found = values.size > 0
+    return np.array([str(raw[first[k]]) if found and values[k] == c else str(c)
+                     for k, c in zip(at.tolist(), classes.tolist())])
+
+
 def format_labels(values):
     """Lines for predicted labels or values, each in its own type's usual spelling."""
     values = np.asarray(values)
@@ -125,7 +178,8 @@ def format_labels(values):
     return [str(v) for v in values.tolist()]
 
 
-def read(path, fmt="auto", *, label_column="last", has_labels=True, header="auto", n_features=None):
+def read(path, fmt="auto", *, label_column=None, has_labels=True, header="auto", n_features=None,
+         index_base="auto", feature_names=None, base_from=None):
     """Read a data file.
 
     Parameters
@@ -133,15 +187,26 @@ def read(path, fmt="auto", *, label_column="last", has_labels=True, header="auto
     path : str or path-like
     fmt : {"auto", "libsvm", "csv"}
         "auto": ``.csv`` / ``.tsv`` (before any compression suffix) are CSV,
-        others LIBSVM when the first line has an ``index:value`` pair, else CSV.
-    label_column : "first", "last", a column number counted from 1, or a header name
-        CSV only.
+        ``.svm`` / ``.libsvm`` / ``.svmlight`` LIBSVM, others LIBSVM when one of
+        the first lines has an ``index:value`` pair after its label, else CSV.
+    label_column : None, "first", "last", a column number counted from 1, or a header name
+        CSV only. None: "last", or, with ``feature_names`` and a header, the one
+        column that is not a feature (no label column when there is none).
     has_labels : bool
         CSV only: False when no column holds labels.
     header : {"auto", "yes", "no"}
         CSV only.
     n_features : int, optional
         LIBSVM only: the number of features to expect (a model's).
+    index_base : {"auto", "0", "1"} or {0, 1}
+        LIBSVM only: the index of the first feature; "auto": 0 when some row uses
+        index 0, else 1.
+    feature_names : sequence of str, optional
+        CSV only: the model's feature names; a file with a header gives these
+        columns, in this order (a missing one is refused).
+    base_from : str, optional
+        Where a given ``index_base`` comes from, for the message that refuses an
+        index below it (default: the option ``--index-base``).
 
     Returns
     -------
@@ -164,30 +229,45 @@ def read(path, fmt="auto", *, label_column="last", has_labels=True, header="auto
         raise IsADirectoryError(msg)
     opener = _opener(path)
     try:
-        first = _first_line(path, opener)
+        head = _first_lines(path, opener, _SNIFF_LINES)
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         msg = f"data file {name!r} cannot be read ({exc})"
         raise DataError(msg) from exc
-    if first is None:
+    if not head:
         msg = f"data file {name!r} has no data rows"
         raise DataError(msg)
     if fmt == "auto":
-        stem = path.name.lower()
-        for suffix in (".gz", ".bz2", ".xz"):
-            stem = stem.removesuffix(suffix)
-        if stem.endswith((".csv", ".tsv")):
-            fmt = "csv"
-        else:
-            fmt = "libsvm" if re.search(r"\d:", first.split("#")[0]) else "csv"
+        fmt = _sniff(path, head)
     try:
         if fmt == "libsvm":
-            return _read_libsvm(path, opener, n_features)
-        return _read_csv(path, opener, first, label_column, has_labels, header)
+            return _read_libsvm(path, opener, n_features, index_base, base_from)
+        return _read_csv(path, opener, head, label_column, has_labels, header, feature_names)
     except DataError:
         raise
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError, csv.Error) as exc:
         msg = f"data file {name!r} cannot be read ({exc})"
         raise DataError(msg) from exc
+
+
+def _stem(path):
+    stem = path.name.lower()
+    for suffix in (".gz", ".bz2", ".xz"):
+        stem = stem.removesuffix(suffix)
+    return stem
+
+
+def _sniff(path, head):
+    """"csv" or "libsvm" by the extension, else by the first data lines."""
+    stem = _stem(path)
+    if stem.endswith((".csv", ".tsv")):
+        return "csv"
+    if stem.endswith(_LIBSVM_SUFFIXES):
+        return "libsvm"
+    for line in head:  # one line with index:value pairs makes the file LIBSVM: its other lines are checked as such
+        tokens = line.split("#", 1)[0].split()
+        if "," not in line and "\t" not in line and any(_PAIR.match(t) for t in tokens[1:]):
+            return "libsvm"
+    return "csv"
 
 
 def _opener(path):
@@ -199,54 +279,133 @@ def _opener(path):
     return open
 
 
-def _first_line(path, opener):
-    """The first line with data (not blank, not a # comment), or None."""
-    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+def _open_text(path, opener, errors="strict"):
+    # utf-8-sig: a byte-order mark is not part of the first field
+    return opener(path, "rt", encoding="utf-8-sig", errors=errors, newline="")
+
+
+def _first_lines(path, opener, count):
+    """Up to ``count`` first lines with data (not blank, not a # comment)."""
+    lines = []
+    with _open_text(path, opener) as fh:
         for line in fh:
             if line.strip() and not line.lstrip().startswith("#"):
-                return line.rstrip("\r\n")
-    return None
+                lines.append(line.rstrip("\r\n"))
+                if len(lines) == count:
+                    break
+    return lines
 
 
-def _read_libsvm(path, opener, n_features):
-    from sklearn.datasets import load_svmlight_file
-
-    try:
-        with opener(path, "rb") as fh:
-            X, y = load_svmlight_file(fh, n_features=n_features, dtype=np.float64)
-    except ValueError as exc:
-        where = _bad_libsvm_line(path, opener)
-        msg = f"data file {str(path)!r} is not a valid LIBSVM file ({where or exc})"
-        raise DataError(msg) from exc
-    if X.shape[0] == 0:
-        msg = f"data file {str(path)!r} has no data rows"
-        raise DataError(msg)
-    return Data(X=X.tocsr(), raw=y.astype(np.float64), path=str(path))
+# --- LIBSVM -----------------------------------------------------------------------------------
 
 
-def _bad_libsvm_line(path, opener):
-    """'line N: ...' for the first line that is not ``label index:value ...``, or None."""
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+def _read_libsvm(path, opener, n_features, index_base, base_from):
+    name = str(path)
+    labels, numbers, counts, pairs = [], [], [], []
+    with _open_text(path, opener, errors="replace") as fh:  # numbers are ASCII; comments may be anything
         for number, line in enumerate(fh, 1):
             tokens = line.split("#", 1)[0].split()
             if not tokens:
                 continue
-            if _number(tokens[0]) is None:
-                return f"line {number}: label {tokens[0]!r} is not a number"
-            for token in tokens[1:]:
-                index, _, value = token.partition(":")
-                if index == "qid":
-                    continue
-                if not _ or not index.isdigit() or _number(value) is None:
-                    return f"line {number}: {token!r} is not an index:value pair"
-    return None
+            if len(tokens) > 1 and tokens[1].startswith("qid:"):
+                del tokens[1]
+            labels.append(tokens[0])
+            numbers.append(number)
+            counts.append(len(tokens) - 1)
+            pairs.extend(tokens[1:])
+    if not labels:
+        msg = f"data file {name!r} has no data rows"
+        raise DataError(msg)
+    numbers = np.asarray(numbers, dtype=np.int64)
+    indptr = np.zeros(len(labels) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    raw = np.char.strip(np.asarray(labels, dtype=str))
+    bad = ~np.isin(raw, MISSING) & np.isnan(_numbers_or_nan(raw))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        _refuse_libsvm(name, f"line {numbers[row]}: label {labels[row]!r} is not a number")
+    indices, values = _parse_pairs(pairs)
+    if indices is None:  # a token that is not index:value somewhere: find it
+        _refuse_libsvm(name, _bad_pair(numbers, indptr, pairs))
+    rows = np.repeat(np.arange(len(labels)), counts)
+    # indices increase within a line (the format's rule; a repeated index would be summed silently)
+    later = np.ones(indices.size, dtype=bool)
+    later[indptr[:-1][np.asarray(counts) > 0]] = False
+    unordered = later & (indices <= np.r_[-1, indices[:-1]])
+    if unordered.any():
+        k = int(np.flatnonzero(unordered)[0])
+        _refuse_libsvm(name, f"line {numbers[rows[k]]}: index {indices[k]} after index {indices[k - 1]} "
+                             "(indices must increase along a line)")
+    base = _index_base(index_base, indices)
+    if indices.size and indices.min() < base:
+        k = int(np.argmin(indices))
+        msg = (f"data file {name!r}, line {numbers[rows[k]]}: index {indices[k]}, but its features are numbered "
+               f"from {base} ({base_from or f'--index-base {base}'}); give --index-base 0 if the file counts from 0")
+        raise DataError(msg)
+    columns = indices - base
+    width = int(columns.max()) + 1 if columns.size else 0
+    if n_features is not None:
+        if width > n_features:
+            k = int(np.argmax(columns))
+            msg = (f"data file {name!r}, line {numbers[rows[k]]}: index {indices[k]} is beyond the {n_features} "
+                   f"features expected (numbered from {base})")
+            raise DataError(msg)
+        width = n_features
+    X = sp.csr_matrix((values, columns, indptr), shape=(len(labels), width))
+    return Data(X=X, raw=raw, path=name, lines=numbers, index_base=base)
+
+
+def _refuse_libsvm(name, where):
+    msg = f"data file {name!r} is not a valid LIBSVM file ({where})"
+    raise DataError(msg)
+
+
+def _index_base(index_base, indices):
+    """0 or 1: as given, or (auto) 0 when some row uses index 0."""
+    if index_base in ("auto", None):
+        return 0 if indices.size and indices.min() == 0 else 1
+    return int(index_base)
+
+
+def _parse_pairs(pairs):
+    """(indices int64, values float64) of ``index:value`` tokens, or (None, None) when
+    one of them is not such a pair."""
+    if not pairs:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    tokens = np.asarray(pairs, dtype=str)
+    if not np.all(np.char.count(tokens, ":") == 1):
+        return None, None
+    parts = " ".join(pairs).replace(":", " ").split()
+    if len(parts) != 2 * len(pairs):  # an empty index or value ("3:", ":1")
+        return None, None
+    index_text = parts[0::2]
+    if not all(t.isdigit() for t in index_text):
+        return None, None
+    try:
+        return np.asarray(index_text, dtype=str).astype(np.int64), np.asarray(parts[1::2], dtype=str).astype(np.float64)
+    except (ValueError, OverflowError):
+        return None, None
+
+
+def _bad_pair(numbers, indptr, pairs):
+    """'line N: ...' for the first token that is not ``index:value``."""
+    for row, number in enumerate(numbers.tolist()):
+        for token in pairs[indptr[row]:indptr[row + 1]]:
+            index, colon, value = token.partition(":")
+            if not colon or not index.isdigit() or ":" in value or _number(value) is None:
+                return f"line {number}: {token!r} is not an index:value pair"
+            try:
+                np.int64(int(index))
+            except OverflowError:
+                return f"line {number}: index {index} is too large"
+    return "a token is not an index:value pair"
+
+
+# --- CSV --------------------------------------------------------------------------------------
 
 
 def _delimiter(path, first):
-    stem = path.name.lower()
-    for suffix in (".gz", ".bz2", ".xz"):
-        stem = stem.removesuffix(suffix)
-    if stem.endswith(".tsv") or "\t" in first:
+    if _stem(path).endswith(".tsv") or "\t" in first:
         return "\t"
     if "," in first:
         return ","
@@ -255,73 +414,138 @@ def _delimiter(path, first):
     return None  # whitespace
 
 
-def _split(line, delimiter):
-    return [f.strip().strip('"') for f in (line.split(delimiter) if delimiter else line.split())]
+def _csv_rows(path, opener, delimiter):
+    """(rows of fields, the line each starts on): blank lines and # comment lines skipped."""
+    starts = []
+
+    def data_lines(fh):
+        for number, line in enumerate(fh, 1):
+            if line.strip() and not line.lstrip().startswith("#"):
+                starts.append(number)
+                yield line
+
+    rows, lines = [], []
+    with _open_text(path, opener) as fh:
+        source = data_lines(fh)
+        if delimiter is None:
+            reader = csv.reader((line.strip() for line in source), delimiter=" ", skipinitialspace=True)
+        else:
+            reader = csv.reader(source, delimiter=delimiter)
+        consumed = 0
+        for fields in reader:
+            lines.append(starts[consumed])
+            consumed = reader.line_num
+            rows.append([f.strip() for f in fields])
+    return rows, lines
 
 
-def _read_csv(path, opener, first, label_column, has_labels, header):
+def _read_csv(path, opener, head, label_column, has_labels, header, feature_names):
     name = str(path)
-    delimiter = _delimiter(path, first)
-    fields = _split(first, delimiter)
+    delimiter = _delimiter(path, head[0])
+    rows, lines = _csv_rows(path, opener, delimiter)
+    fields = rows[0]
     n_columns = len(fields)
-    label = _label_index(label_column, fields, n_columns, header, name) if has_labels else None
+    for fields_k, line in zip(rows, lines):
+        if len(fields_k) != n_columns:
+            msg = (f"data file {name!r} is not a valid CSV file: line {line} has {len(fields_k)} fields, line "
+                   f"{lines[0]} has {n_columns}")
+            raise DataError(msg)
+    names_fit = feature_names is not None and n_columns > 0 and set(feature_names) <= set(fields)
     if header == "auto":
-        features = [f for i, f in enumerate(fields) if i != label]
-        header_line = any(_number(f) is None for f in features)
-        if not header_line and label is not None and _number(fields[label]) is None and fields[label] not in MISSING:
-            second = _second_line(path, opener)
-            header_line = second is not None and _number(_split(second, delimiter)[label]) is not None
+        header_line = names_fit or _looks_like_header(rows, label_column, has_labels, name)
     else:
         header_line = header == "yes"
-    if isinstance(label_column, str) and label_column not in ("first", "last") and not label_column.isdigit():
-        if not header_line:
-            msg = f"`--label-column` {label_column!r} names a column, but {name!r} has no header line"
-            raise DataError(msg)
-    feature_columns = [i for i in range(n_columns) if i != label]
-    skip = 1 if header_line else 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
-        try:
-            with opener(path, "rt", encoding="utf-8", newline="") as fh:
-                X = np.loadtxt(fh, dtype=np.float64, delimiter=delimiter, skiprows=skip, ndmin=2,
-                               usecols=feature_columns, quotechar='"')
-            raw = None
-            if label is not None:
-                with opener(path, "rt", encoding="utf-8", newline="") as fh:
-                    raw = np.loadtxt(fh, dtype=str, delimiter=delimiter, skiprows=skip, ndmin=1,
-                                     usecols=label, quotechar='"')
-        except ValueError as exc:
-            msg = f"data file {name!r} is not a valid CSV file of numbers ({_skip_note(exc, skip)})"
-            raise DataError(msg) from exc
-    if X.shape[0] == 0:
+    named = isinstance(label_column, str) and label_column not in ("first", "last") and not label_column.isdigit()
+    if named and not header_line:
+        msg = f"`--label-column` {label_column!r} names a column, but {name!r} has no header line"
+        raise DataError(msg)
+    if header_line and feature_names is not None:
+        label, feature_columns = _by_name(fields, feature_names, label_column, has_labels, name)
+    else:
+        label = _label_index(label_column or "last", fields, n_columns, name) if has_labels else None
+        feature_columns = [i for i in range(n_columns) if i != label]
+    body, body_lines = (rows[1:], lines[1:]) if header_line else (rows, lines)
+    if not body:
         msg = f"data file {name!r} has no data rows"
         raise DataError(msg)
-    if raw is not None:
-        raw = np.char.strip(np.atleast_1d(raw).astype(str))
-        raw = np.char.strip(raw, '"')
-        if raw.shape[0] != X.shape[0]:  # a comment-only label column
-            msg = f"data file {name!r}: {raw.shape[0]} labels for {X.shape[0]} rows"
+    table = np.asarray(body, dtype=str)
+    X = _numbers(table[:, feature_columns], [fields[i] if header_line else None for i in feature_columns],
+                 body_lines, name)
+    raw = table[:, label] if label is not None else None
+    names = None
+    if header_line:
+        names = tuple(fields[i] for i in feature_columns)
+        if len(set(names)) != len(names) or "" in names:
+            names = None  # repeated or empty names cannot be matched: columns by position
+    return Data(X=X, raw=raw, path=name, lines=np.asarray(body_lines, dtype=np.int64), names=names)
+
+
+def _looks_like_header(rows, label_column, has_labels, name):
+    """Whether the first row is a header: a non-numeric feature field, or a non-numeric
+    label over a numeric one on the next row; a first row holding the named label column."""
+    fields = rows[0]
+    if isinstance(label_column, str) and label_column not in ("first", "last") and not label_column.isdigit():
+        return label_column in fields or any(_number(f) is None for f in fields)
+    label = _label_index(label_column or "last", fields, len(fields), name) if has_labels else None
+    if any(_number(f) is None for i, f in enumerate(fields) if i != label):
+        return True
+    if label is not None and _number(fields[label]) is None and fields[label] not in MISSING and len(rows) > 1:
+        return _number(rows[1][label]) is not None
+    return False
+
+
+def _by_name(fields, feature_names, label_column, has_labels, name):
+    """(label column or None, feature columns in the model's order) of a header that
+    holds every name of ``feature_names``."""
+    missing = [n for n in feature_names if n not in fields]
+    if missing:
+        shown = ", ".join(map(repr, missing[:10])) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        msg = f"data file {name!r} lacks the model's feature column{'s' if len(missing) > 1 else ''} {shown}"
+        raise DataError(msg)
+    repeated = sorted({f for f in fields if fields.count(f) > 1 and f in feature_names})
+    if repeated:
+        msg = f"data file {name!r}: the header names {', '.join(map(repr, repeated))} more than once"
+        raise DataError(msg)
+    features = set(feature_names)
+    extra = [i for i, f in enumerate(fields) if f not in features]
+    if label_column is not None and has_labels:
+        label = _label_index(label_column, fields, len(fields), name)
+        if label not in extra:
+            msg = f"`--label-column` {label_column!r} of {name!r} is the model's feature {fields[label]!r}"
             raise DataError(msg)
-    return Data(X=X, raw=raw, path=name)
+    elif not has_labels or not extra:
+        label = None
+    elif len(extra) == 1:
+        label = extra[0]
+    else:
+        label = None
+    others = [fields[i] for i in extra if i != label]
+    if others:
+        msg = (f"data file {name!r}: column{'s' if len(others) > 1 else ''} {', '.join(map(repr, others))} "
+               f"{'are' if len(others) > 1 else 'is'} not a feature of the model"
+               + ("; name the label column with --label-column" if label is None and has_labels else ""))
+        raise DataError(msg)
+    return label, [fields.index(n) for n in feature_names]
 
 
-def _skip_note(exc, skip):
-    text = " ".join(str(exc).split())
-    return text + (" (counting rows after the header)" if skip and "row" in text else "")
+def _numbers(table, names, lines, name):
+    """The float64 matrix of a table of fields; a field that is not a number is refused
+    with its line and column."""
+    try:
+        return table.astype(np.float64).reshape(table.shape)
+    except ValueError:
+        pass
+    for r, row in enumerate(table.tolist()):
+        for c, text in enumerate(row):
+            if _number(text) is None:
+                column = repr(names[c]) if names[c] is not None else f"{c + 1} of the features"
+                msg = (f"data file {name!r} is not a valid CSV file of numbers: line {lines[r]}, column {column}: "
+                       f"{text!r} is not a number")
+                raise DataError(msg)
+    return table.astype(np.float64)
 
 
-def _second_line(path, opener):
-    seen = False
-    with opener(path, "rt", encoding="utf-8", newline="") as fh:
-        for line in fh:
-            if line.strip() and not line.lstrip().startswith("#"):
-                if seen:
-                    return line.rstrip("\r\n")
-                seen = True
-    return None
-
-
-def _label_index(label_column, fields, n_columns, header, name):
+def _label_index(label_column, fields, n_columns, name):
     if n_columns < 2:
         msg = f"data file {name!r} has {n_columns} column; a label and at least one feature are needed"
         raise DataError(msg)
@@ -335,7 +559,7 @@ def _label_index(label_column, fields, n_columns, header, name):
             msg = f"`--label-column` {number} is outside columns 1 to {n_columns} of {name!r}"
             raise DataError(msg)
         return number - 1
-    if header == "no" or label_column not in fields:
+    if label_column not in fields:
         msg = f"`--label-column` {label_column!r} is not a column of {name!r}'s header line {fields}"
         raise DataError(msg)
     return fields.index(label_column)

@@ -11,15 +11,30 @@ demo     train on a real dataset (ijcnn1 from ../shared/data, or --data DIR;
 bench    every algorithm next to scikit-learn peers on the real datasets:
          a Markdown table and PNG plots (--quick: a few minutes).
 
+Missing labels: a label written empty, ?, NA, N/A, n/a, nan, NaN, NAN, null or NULL
+is missing.
+
 Training data per --algo:
   dsg, udsg, cdsg, sbp, s3gd  every row labelled (--loss squared: dsg regression);
-  tsgs3vm   rows with an empty or '?' label (or --unlabeled-label VALUE) are the
+            a missing label is refused, naming its lines;
+  tsgs3vm   rows with a missing label (or --unlabeled-label VALUE) are the
             unlabelled data, the others the labelled data;
   tsgsu     the label column is the SU indicator: --similar-label (default 1) marks
-            points of similar pairs, --unlabeled-label (default 0), empty or '?'
-            unlabelled points; predictions are --positive-class (default 1) for
+            points of similar pairs, --unlabeled-label (default 0) or a missing
+            label unlabelled points; predictions are --positive-class (default 1) for
             the class of prior --prior (estimated as the larger class when not
             given) and --negative-class (default -1) for the other.
+
+Labels as written: when every label of the training file is a number, the labels
+are numbers (1, +1 and 1.0 are one class), else text (01 and 1 are two classes);
+predict writes each class as it was first written in the training file (+1 stays
++1, 1.0 stays 1.0; tsgsu's classes as given by --positive-class / --negative-class).
+
+Columns and indices: a model trained on a CSV with a header keeps its feature
+names, and predict takes a CSV's columns by those names (in any order; a missing
+name is refused); otherwise by position. A model trained on a LIBSVM file keeps its
+index base (--index-base, auto: 0 when some row uses index 0, else 1), and predict
+reads LIBSVM files with it unless --index-base is given.
 
 Errors print one line: exit code 2 for usage (options), 1 for data and files.
 --debug (or ALGORITHMS_DEBUG=1) shows the traceback instead.
@@ -128,27 +143,29 @@ def _log(message):
 
 def _training_data(row, data, args):
     """(positional fit arguments, labelled rows and their labels for the training
-    accuracy or None, classes to name tsgsu's outputs or None) by the data kind."""
+    accuracy or None, (labels, the same as written): the file's, or tsgsu's classes
+    and the options' text) by the data kind."""
     missing = data.missing()
     name = data.path
     if row.data == "supervised":
         if data.raw is None:
             raise _datafile.DataError(f"data file {name!r} has no label column")
         if missing.any():
-            first = int(np.flatnonzero(missing)[0]) + 1
+            count = int(missing.sum())
             raise _datafile.DataError(
-                f"data file {name!r}: {int(missing.sum())} rows have no label (empty or '?'; the first is data row "
-                f"{first}); only --algo tsgs3vm and tsgsu take unlabelled rows")
+                f"data file {name!r}: {count} of {data.n_rows} rows have no label ({data.where(missing)}: "
+                f"empty or a missing-label marker such as '?' or 'NA'); only --algo tsgs3vm and tsgsu take "
+                "unlabelled rows")
         y = _datafile.typed_labels(data.raw)
         if row.name in DSG_FAMILY and getattr(args, "loss", None) == "squared":
             if y.dtype.kind not in "iuf":
                 raise _datafile.DataError(f"--loss squared (regression) needs numeric labels; {name!r} has text labels")
             y = y.astype(np.float64)
         X = _dense(data.X, _keeps_sparse(row.name))
-        return (X, y), (X, y), None
+        return (X, y), (X, y), (y, data.raw)
     if row.data == "semi-supervised":
         unlabeled = missing | (data.matches(args.unlabeled_label) if args.unlabeled_label is not None else False)
-        marker = "empty or '?'" + (f" or {args.unlabeled_label!r}" if args.unlabeled_label is not None else "")
+        marker = "missing" + (f" or {args.unlabeled_label!r}" if args.unlabeled_label is not None else "")
         if not unlabeled.any():
             raise _datafile.DataError(
                 f"--algo tsgs3vm needs unlabelled rows, but no label of {name!r} is {marker} "
@@ -158,7 +175,7 @@ def _training_data(row, data, args):
         y_l = _datafile.typed_labels(data.raw[~unlabeled])
         _log(f"tsgs3vm: {X_l.shape[0]} labelled rows (classes {', '.join(map(str, np.unique(y_l)))}), "
              f"{X_u.shape[0]} unlabelled rows (label {marker})")
-        return (X_l, y_l, X_u), (X_l, y_l), None
+        return (X_l, y_l, X_u), (X_l, y_l), (y_l, data.raw[~unlabeled])
     # SU data: the label column is the SU indicator
     similar_marker = args.similar_label if args.similar_label is not None else "1"
     unlabeled_marker = args.unlabeled_label if args.unlabeled_label is not None else "0"
@@ -169,19 +186,20 @@ def _training_data(row, data, args):
         first = int(np.flatnonzero(other)[0])
         raise _datafile.DataError(
             f"data file {name!r}: label {data.raw[first]!r} of data row {first + 1} is neither the similar marker "
-            f"{similar_marker!r} nor the unlabelled one ({unlabeled_marker!r}, empty or '?'): for --algo tsgsu the "
+            f"{similar_marker!r} nor the unlabelled one ({unlabeled_marker!r} or missing): for --algo tsgsu the "
             "label column is the SU indicator")
     if not similar.any() or not unlabeled.any():
         raise _datafile.DataError(
             f"--algo tsgsu needs points of similar pairs (label {similar_marker!r}) and unlabelled points (label "
-            f"{unlabeled_marker!r}, empty or '?'); {name!r} has {int(similar.sum())} and {int(unlabeled.sum())}")
+            f"{unlabeled_marker!r} or missing); {name!r} has {int(similar.sum())} and {int(unlabeled.sum())}")
     positive = args.positive_class if args.positive_class is not None else "1"
     negative = args.negative_class if args.negative_class is not None else "-1"
     classes = _datafile.typed_labels(np.array([negative, positive]))
     if classes[0] == classes[1]:
         raise UsageError(f"--positive-class and --negative-class must differ, both are {positive!r}")
+    written = np.array([negative.strip(), positive.strip()])
     _log(f"tsgsu: {int(similar.sum())} points of similar pairs, {int(unlabeled.sum())} unlabelled points")
-    return (_dense(data.rows(similar)), _dense(data.rows(unlabeled))), None, classes
+    return (_dense(data.rows(similar)), _dense(data.rows(unlabeled))), None, (classes, written)
 
 
 def _refuse_overwriting(output, what, inputs):
@@ -198,9 +216,10 @@ def cmd_train(args):
     _refuse_overwriting(args.model, "model file", [("training data file", args.data)])
     _datafile.check_output_path(args.model, "model file")
     data = _datafile.read(args.data, args.format, label_column=args.label_column, header=args.header,
-                          n_features=args.n_features)
+                          n_features=args.n_features, index_base=args.index_base)
     _log(f"read {data.X.shape[0]} rows x {data.X.shape[1]} features from {args.data}")
-    positional, labelled, classes = _training_data(row, data, args)
+    positional, labelled, (typed, written) = _training_data(row, data, args)
+    classes = typed if row.data == "su" else None
     kwargs["verbose"] = 0 if args.quiet else 1  # the fits' own bar (algorithms._engine.progress), on stderr
     start = time.perf_counter()
     probability = kwargs.pop("probability", False)
@@ -221,6 +240,10 @@ def cmd_train(args):
     seconds = time.perf_counter() - start
     if classes is not None:  # tsgsu: +1 / -1 named after the user's classes
         model = dataclasses.replace(model, classes=classes)
+    labels = None
+    if getattr(model, "task", None) != "regression":  # the classes as the file (tsgsu: the options) wrote them
+        labels = tuple(_datafile.spelled_classes(np.asarray(model.classes), typed, written).tolist())
+    model = dataclasses.replace(model, feature_names=data.names, index_base=data.index_base, class_labels=labels)
     out = model.save(args.model)
     msg = f"trained {args.algo} in {seconds:.2f} s"
     if hasattr(model, "n_blocks"):
@@ -234,6 +257,16 @@ def cmd_train(args):
     print(msg)
     print(f"model written to {out}")
     return 0
+
+
+def _written(model, labels):
+    """Predicted labels as lines: each class as the training file wrote it (a model
+    trained by the command line keeps that), else in its type's usual spelling."""
+    spelled = getattr(model, "class_labels", None)
+    if spelled is None:
+        return _datafile.format_labels(labels)
+    lookup = dict(zip(np.asarray(model.classes).tolist(), spelled))
+    return [lookup[v] for v in np.asarray(labels).tolist()]
 
 
 def _accuracy(pred, y):
@@ -268,11 +301,18 @@ def cmd_predict(args):
         raise UsageError(f"--proba: the model {args.model!r} has no probabilities (train it with --probability, "
                          "or --loss logistic)")
     n_features = model.n_features_in if args.format != "csv" else None
-    data = _datafile.read(args.data, args.format, label_column=args.label_column, has_labels=not args.no_labels,
-                          header=args.header, n_features=n_features)
-    if data.raw is not None and data.X.shape[1] == model.n_features_in - 1 and data.raw.dtype.kind != "f":
-        # a CSV with exactly the model's number of columns has no label column
-        data = _datafile.read(args.data, args.format, has_labels=False, header=args.header)
+    base, base_from = args.index_base, None
+    if base == "auto" and getattr(model, "index_base", None) is not None:  # the training file's, kept in the model
+        base, base_from = model.index_base, f"the model's training file counts from {model.index_base}"
+    names = getattr(model, "feature_names", None)
+    read = dict(fmt=args.format, header=args.header, n_features=n_features, index_base=base, base_from=base_from,
+                feature_names=names)
+    data = _datafile.read(args.data, label_column=args.label_column, has_labels=not args.no_labels, **read)
+    by_name = names is not None and data.names is not None
+    if (data.raw is not None and data.index_base is None and not by_name and args.label_column is None
+            and data.X.shape[1] == model.n_features_in - 1):
+        # a CSV taken by position with exactly the model's number of columns has no label column
+        data = _datafile.read(args.data, has_labels=False, **read)
     if data.X.shape[1] != model.n_features_in:
         raise _datafile.DataError(f"data file {args.data!r} has {data.X.shape[1]} features, the model "
                                   f"{args.model!r} expects {model.n_features_in}")
@@ -288,9 +328,9 @@ def cmd_predict(args):
     proba = np.concatenate(probas) if args.proba else None
     seconds = time.perf_counter() - start
     regression = getattr(model, "task", None) == "regression"
-    lines = [f"{v:.8g}" for v in pred.tolist()] if regression else _datafile.format_labels(pred)
+    lines = [f"{v:.8g}" for v in pred.tolist()] if regression else _written(model, pred)
     if proba is not None:  # LIBSVM's svm-predict -b 1 layout: a header of the classes, then label and probabilities
-        header = "labels " + " ".join(_datafile.format_labels(np.asarray(model.classes)))
+        header = "labels " + " ".join(_written(model, np.asarray(model.classes)))
         lines = [header] + [label + " " + " ".join(f"{p:.6g}" for p in row_p)
                             for label, row_p in zip(lines, proba.tolist())]
     _datafile.write_lines(args.output, lines)
@@ -302,6 +342,9 @@ def cmd_predict(args):
         y = _datafile.typed_labels(data.raw[labelled])
         note = "" if labelled.all() else f" on the {int(labelled.sum())} labelled rows"
         if regression:
+            if y.dtype.kind not in "iuf":
+                print(f"no mean squared error: {args.data!r} has text labels", file=report)
+                return 0
             err = float(np.mean((pred[labelled] - y.astype(np.float64)) ** 2))
             print(f"mean squared error {err:.6g}{note}", file=report)
         else:
@@ -356,10 +399,15 @@ def build_parser():
         p.add_argument("--format", default="auto", choices=("auto", "libsvm", "csv"),
                        help="file format (auto: .csv/.tsv are CSV; otherwise LIBSVM when the first line has "
                             "index:value pairs, else CSV); gzip, bzip2 and xz files are read by their first bytes")
-        p.add_argument("--label-column", default="last", metavar="COLUMN",
-                       help="CSV: the label column: first, last (default), a number counted from 1, or a header name")
+        p.add_argument("--label-column", default=None, metavar="COLUMN",
+                       help="CSV: the label column: first, last, a number counted from 1, or a header name (default: "
+                            "last; predict with a model that has feature names and a file with a header: the one "
+                            "column that is not a feature, none when there is none)")
         p.add_argument("--header", default="auto", choices=("auto", "yes", "no"),
                        help="CSV: whether the first line is a header (auto: detected)")
+        p.add_argument("--index-base", default="auto", choices=_datafile.INDEX_BASES,
+                       help="LIBSVM: the index of the first feature, 0 or 1 (auto: train: 0 when some row uses index "
+                            "0, else 1, kept in the model; predict: the model's)")
         p.add_argument("--backend", default="auto", choices=backends,
                        help="where to compute (auto: cpu for files)")
 
@@ -382,8 +430,8 @@ def build_parser():
             train.add_argument(flag, dest=name, type=str if kind == "choice" else kind, metavar=metavar,
                                default=argparse.SUPPRESS, help=help_text)
     train.add_argument("--unlabeled-label", metavar="LABEL",
-                       help="tsgs3vm / tsgsu: the label that marks an unlabelled row, besides an empty or '?' label "
-                            "(tsgsu default 0)")
+                       help="tsgs3vm / tsgsu: the label that marks an unlabelled row, besides a missing label "
+                            "(empty, ?, NA, N/A, n/a, nan, NaN, NAN, null, NULL; tsgsu default 0)")
     train.add_argument("--similar-label", metavar="LABEL",
                        help="tsgsu: the label that marks a point of a similar pair (default 1)")
     train.add_argument("--positive-class", metavar="LABEL",
