@@ -367,22 +367,27 @@ def _index_base(index_base, indices):
     return int(index_base)
 
 
+_TWO_COLONS = re.compile(r":[^ :]*:")
+
+
 def _parse_pairs(pairs):
     """(indices int64, values float64) of ``index:value`` tokens, or (None, None) when
-    one of them is not such a pair."""
+    one of them is not such a pair. Checked on the joined text (C loops, not one
+    Python call per token): one colon per token, ASCII digits before it."""
     if not pairs:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    tokens = np.asarray(pairs, dtype=str)
-    if not np.all(np.char.count(tokens, ":") == 1):
+    joined = " ".join(pairs)
+    if joined.count(":") != len(pairs) or _TWO_COLONS.search(joined):
         return None, None
-    parts = " ".join(pairs).replace(":", " ").split()
+    parts = joined.replace(":", " ").split()
     if len(parts) != 2 * len(pairs):  # an empty index or value ("3:", ":1")
         return None, None
-    index_text = parts[0::2]
-    if not all(t.isdigit() for t in index_text):
+    digits = "".join(parts[0::2])
+    if not (digits.isascii() and digits.isdigit()):
         return None, None
     try:
-        return np.asarray(index_text, dtype=str).astype(np.int64), np.asarray(parts[1::2], dtype=str).astype(np.float64)
+        return (np.array(list(map(int, parts[0::2])), dtype=np.int64),
+                np.array(parts[1::2], dtype=np.float64))
     except (ValueError, OverflowError):
         return None, None
 
