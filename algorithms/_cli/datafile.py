@@ -527,7 +527,7 @@ def _by_name(fields, feature_names, label_column, has_labels, name):
     others = [fields[i] for i in extra if i != label]
     if others:
         msg = (f"data file {name!r}: column{'s' if len(others) > 1 else ''} {', '.join(map(repr, others))} "
-               f"{'are' if len(others) > 1 else 'is'} not a feature of the model"
+               f"{'are not features' if len(others) > 1 else 'is not a feature'} of the model"
                + ("; name the label column with --label-column" if label is None and has_labels else ""))
         raise DataError(msg)
     return label, [fields.index(n) for n in feature_names]
