@@ -419,45 +419,40 @@ def _delimiter(path, first):
     return None  # whitespace
 
 
-def _csv_rows(path, opener, delimiter):
-    """(rows of fields, the line each starts on): blank lines and # comment lines skipped."""
+_CSV_CHUNK_ROWS = 65_536  # rows turned into numbers at a time: memory is the matrix, not the file's text
+
+
+def _csv_records(lines, delimiter):
+    """(line number, fields) of each record of numbered ``lines``: blank lines and #
+    comment lines skipped, fields stripped of surrounding spaces."""
     starts = []
 
-    def data_lines(fh):
-        for number, line in enumerate(fh, 1):
+    def data_lines():
+        for number, line in lines:
             if line.strip() and not line.lstrip().startswith("#"):
                 starts.append(number)
-                yield line
+                yield line.strip() if delimiter is None else line
 
-    rows, lines = [], []
-    with _open_text(path, opener) as fh:
-        source = data_lines(fh)
-        if delimiter is None:
-            reader = csv.reader((line.strip() for line in source), delimiter=" ", skipinitialspace=True)
-        else:
-            reader = csv.reader(source, delimiter=delimiter)
-        consumed = 0
-        for fields in reader:
-            lines.append(starts[consumed])
-            consumed = reader.line_num
-            rows.append([f.strip() for f in fields])
-    return rows, lines
+    if delimiter is None:  # runs of spaces separate fields
+        reader = csv.reader(data_lines(), delimiter=" ", skipinitialspace=True)
+    else:
+        reader = csv.reader(data_lines(), delimiter=delimiter)
+    consumed = 0
+    for fields in reader:
+        number = starts[consumed]
+        consumed = reader.line_num
+        yield number, [f.strip() for f in fields]
 
 
 def _read_csv(path, opener, head, label_column, has_labels, header, feature_names):
     name = str(path)
     delimiter = _delimiter(path, head[0])
-    rows, lines = _csv_rows(path, opener, delimiter)
-    fields = rows[0]
+    first = [fields for _, fields in _csv_records(enumerate(head[:2], 1), delimiter)]
+    fields = first[0]
     n_columns = len(fields)
-    for fields_k, line in zip(rows, lines):
-        if len(fields_k) != n_columns:
-            msg = (f"data file {name!r} is not a valid CSV file: line {line} has {len(fields_k)} fields, line "
-                   f"{lines[0]} has {n_columns}")
-            raise DataError(msg)
     names_fit = feature_names is not None and n_columns > 0 and set(feature_names) <= set(fields)
     if header == "auto":
-        header_line = names_fit or _looks_like_header(rows, label_column, has_labels, name)
+        header_line = names_fit or _looks_like_header(first, label_column, has_labels, name)
     else:
         header_line = header == "yes"
     named = isinstance(label_column, str) and label_column not in ("first", "last") and not label_column.isdigit()
@@ -469,20 +464,44 @@ def _read_csv(path, opener, head, label_column, has_labels, header, feature_name
     else:
         label = _label_index(label_column or "last", fields, n_columns, name) if has_labels else None
         feature_columns = [i for i in range(n_columns) if i != label]
-    body, body_lines = (rows[1:], lines[1:]) if header_line else (rows, lines)
-    if not body:
+    column_names = [fields[i] if header_line else None for i in feature_columns]
+    blocks, labels, lines = [], [], []
+    with _open_text(path, opener) as fh:
+        records = _csv_records(enumerate(fh, 1), delimiter)
+        first_line, _ = next(records) if header_line else (None, None)
+        chunk, chunk_lines = [], []
+        for number, row in records:
+            if len(row) != n_columns:
+                msg = (f"data file {name!r} is not a valid CSV file: line {number} has {len(row)} fields, the first "
+                       f"line has {n_columns}")
+                raise DataError(msg)
+            chunk.append(row)
+            chunk_lines.append(number)
+            if len(chunk) == _CSV_CHUNK_ROWS:
+                _take(chunk, chunk_lines, feature_columns, label, column_names, name, blocks, labels, lines)
+                chunk, chunk_lines = [], []
+        if chunk:
+            _take(chunk, chunk_lines, feature_columns, label, column_names, name, blocks, labels, lines)
+    if not blocks:
         msg = f"data file {name!r} has no data rows"
         raise DataError(msg)
-    table = np.asarray(body, dtype=str)
-    X = _numbers(table[:, feature_columns], [fields[i] if header_line else None for i in feature_columns],
-                 body_lines, name)
-    raw = table[:, label] if label is not None else None
+    X = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+    raw = (np.concatenate(labels) if len(labels) > 1 else labels[0]) if label is not None else None
     names = None
     if header_line:
-        names = tuple(fields[i] for i in feature_columns)
+        names = tuple(column_names)
         if len(set(names)) != len(names) or "" in names:
             names = None  # repeated or empty names cannot be matched: columns by position
-    return Data(X=X, raw=raw, path=name, lines=np.asarray(body_lines, dtype=np.int64), names=names)
+    return Data(X=X, raw=raw, path=name, lines=np.concatenate(lines), names=names)
+
+
+def _take(chunk, chunk_lines, feature_columns, label, column_names, name, blocks, labels, lines):
+    """Turn a chunk of records into its float64 rows, its labels and its line numbers."""
+    table = np.asarray(chunk, dtype=str).reshape(len(chunk), -1)
+    blocks.append(_numbers(table[:, feature_columns], column_names, chunk_lines, name))
+    if label is not None:
+        labels.append(table[:, label])
+    lines.append(np.asarray(chunk_lines, dtype=np.int64))
 
 
 def _looks_like_header(rows, label_column, has_labels, name):

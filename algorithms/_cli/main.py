@@ -185,9 +185,9 @@ def _training_data(row, data, args):
     if other.any():
         first = int(np.flatnonzero(other)[0])
         raise _datafile.DataError(
-            f"data file {name!r}: label {data.raw[first]!r} of data row {first + 1} is neither the similar marker "
-            f"{similar_marker!r} nor the unlabelled one ({unlabeled_marker!r} or missing): for --algo tsgsu the "
-            "label column is the SU indicator")
+            f"data file {name!r}: label {data.raw[first]!r} ({data.where(np.arange(data.n_rows) == first)}) is "
+            f"neither the similar marker {similar_marker!r} nor the unlabelled one ({unlabeled_marker!r} or missing): "
+            "for --algo tsgsu the label column is the SU indicator")
     if not similar.any() or not unlabeled.any():
         raise _datafile.DataError(
             f"--algo tsgsu needs points of similar pairs (label {similar_marker!r}) and unlabelled points (label "

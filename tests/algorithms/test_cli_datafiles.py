@@ -172,3 +172,47 @@ def test_a_label_column_that_cannot_be_found_is_refused(tmp_path, capsys):
     code, line = _fails(["predict", str(tmp_path / "m.npz"), str(two), str(tmp_path / "p.txt"), "--label-column",
                          "y"], capsys)
     assert code == 1 and "column 'id' is not a feature of the model" in line
+
+
+def test_a_csv_is_read_in_chunks_the_same(tmp_path, monkeypatch, capsys):
+    """Rows become numbers a chunk at a time (memory: the matrix, not the file's text); the
+    result and the line named by an error do not depend on the chunk size."""
+    from algorithms._cli import datafile
+
+    labels = [str(v) for v in Y]
+    path = _csv(tmp_path / "d.csv", ["a", "b", "c", "y"], X.T, labels)
+    whole = datafile.read(path)
+    monkeypatch.setattr(datafile, "_CSV_CHUNK_ROWS", 7)
+    chunked = datafile.read(path)
+    assert chunked.X.tobytes() == whole.X.tobytes() and chunked.raw.tolist() == whole.raw.tolist() == labels
+    assert chunked.lines.tolist() == list(range(2, 82)) and chunked.names == ("a", "b", "c")
+    text = path.read_text().splitlines()
+    text[60] = text[60].replace(",", ",x", 1)
+    path.write_text("\n".join(text) + "\n")
+    code, line = _fails(["train", str(path), str(tmp_path / "m.npz"), *FAST], capsys)
+    assert code == 1 and "line 61, column 'b': 'x" in line
+
+
+def test_the_model_file_keeps_names_base_and_labels(tmp_path):
+    """Format 4 writes the three fields and reads them back; other values are refused by
+    load, naming the file; files of earlier formats load with None (test_models_format3)."""
+    import json
+
+    from algorithms._models.persistence import FORMAT_VERSION
+
+    assert FORMAT_VERSION == 4
+    model = dsg.fit(X, Y, **IN_MEMORY)
+    assert (model.feature_names, model.index_base, model.class_labels) == (None, None, None)
+    named = type(model)(**{**model.__dict__, "feature_names": ("a", "b", "c"), "index_base": 0,
+                           "class_labels": ("-1", "+1")})
+    back = algorithms.load(named.save(tmp_path / "m.npz"))
+    assert (back.feature_names, back.index_base, back.class_labels) == (("a", "b", "c"), 0, ("-1", "+1"))
+    for field, value in (("feature_names", [1, 2, 3]), ("index_base", 2), ("class_labels", "ab")):
+        with np.load(tmp_path / "m.npz") as f:
+            arrays = {k: f[k] for k in f.files}
+        header = json.loads(bytes(arrays.pop("__header__")).decode())
+        header["fields"][field] = value
+        bad = tmp_path / f"bad_{field}.npz"
+        np.savez(bad, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **arrays)
+        with pytest.raises(ValueError, match=f"bad_{field}.npz.*`{field}`"):
+            algorithms.load(bad)
