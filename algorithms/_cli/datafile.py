@@ -348,7 +348,7 @@ def _read_libsvm(path, opener, n_features, index_base, base_from):
         if width > n_features:
             k = int(np.argmax(columns))
             msg = (f"data file {name!r}, line {numbers[rows[k]]}: index {indices[k]} is beyond the {n_features} "
-                   f"features expected (numbered from {base})")
+                   f"features expected (numbered from {base}; --n-features at train sets a larger width)")
             raise DataError(msg)
         width = n_features
     X = sp.csr_matrix((values, columns, indptr), shape=(len(labels), width))
@@ -450,7 +450,9 @@ def _read_csv(path, opener, head, label_column, has_labels, header, feature_name
     first = [fields for _, fields in _csv_records(enumerate(head[:2], 1), delimiter)]
     fields = first[0]
     n_columns = len(fields)
-    names_fit = feature_names is not None and n_columns > 0 and set(feature_names) <= set(fields)
+    # a first line holding every name of the model is its header (unless it is all numbers: a data row)
+    names_fit = (feature_names is not None and set(feature_names) <= set(fields)
+                 and any(_number(f) is None for f in fields))
     if header == "auto":
         header_line = names_fit or _looks_like_header(first, label_column, has_labels, name)
     else:
@@ -468,7 +470,8 @@ def _read_csv(path, opener, head, label_column, has_labels, header, feature_name
     blocks, labels, lines = [], [], []
     with _open_text(path, opener) as fh:
         records = _csv_records(enumerate(fh, 1), delimiter)
-        first_line, _ = next(records) if header_line else (None, None)
+        if header_line:
+            next(records)
         chunk, chunk_lines = [], []
         for number, row in records:
             if len(row) != n_columns:

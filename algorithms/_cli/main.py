@@ -305,8 +305,8 @@ def cmd_predict(args):
     if base == "auto" and getattr(model, "index_base", None) is not None:  # the training file's, kept in the model
         base, base_from = model.index_base, f"the model's training file counts from {model.index_base}"
     names = getattr(model, "feature_names", None)
-    read = dict(fmt=args.format, header=args.header, n_features=n_features, index_base=base, base_from=base_from,
-                feature_names=names)
+    read = {"fmt": args.format, "header": args.header, "n_features": n_features, "index_base": base,
+            "base_from": base_from, "feature_names": names}
     data = _datafile.read(args.data, label_column=args.label_column, has_labels=not args.no_labels, **read)
     by_name = names is not None and data.names is not None
     if (data.raw is not None and data.index_base is None and not by_name and args.label_column is None

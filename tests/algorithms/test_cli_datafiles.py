@@ -138,7 +138,7 @@ def test_labels_come_back_as_written(tmp_path, positive, negative):
         lines, model = _train_predict(tmp_path, path, path)
         assert set(lines) <= {positive, negative}
         spelled = dict(zip(model.classes.tolist(), model.class_labels))
-        assert lines == _expected(X, y, X, spell=lambda v: spelled[v])
+        assert lines == _expected(X, y, X, spell=spelled.__getitem__)
 
 
 def test_malformed_libsvm_is_refused_and_never_read_as_csv(tmp_path, capsys):
