@@ -2,17 +2,14 @@
 
 train    fit a model on a LIBSVM/svmlight or CSV/TSV file (plain, .gz, .bz2 or
          .xz) with any of the algorithms (--algo) and write it to a model file;
-predict  apply a model file to a data file, write one prediction per line (in
-         the training labels' own type) and print the accuracy when the file
-         has labels;
+predict  apply a model file to a data file, write one prediction per line (as
+         the training file wrote the labels) and print the accuracy when the
+         file has labels;
 demo     train on a real dataset (ijcnn1 from ../shared/data, or --data DIR;
          scikit-learn's digits 8-vs-rest when absent) and print a table next
          to scikit-learn's SVC on the same split;
 bench    every algorithm next to scikit-learn peers on the real datasets:
          a Markdown table and PNG plots (--quick: a few minutes).
-
-Missing labels: a label written empty, ?, NA, N/A, n/a, nan, NaN, NAN, null or NULL
-is missing.
 
 Training data per --algo:
   dsg, udsg, cdsg, sbp, s3gd  every row labelled (--loss squared: dsg regression);
@@ -25,16 +22,11 @@ Training data per --algo:
             the class of prior --prior (estimated as the larger class when not
             given) and --negative-class (default -1) for the other.
 
-Labels as written: when every label of the training file is a number, the labels
-are numbers (1, +1 and 1.0 are one class), else text (01 and 1 are two classes);
-predict writes each class as it was first written in the training file (+1 stays
-+1, 1.0 stays 1.0; tsgsu's classes as given by --positive-class / --negative-class).
-
-Columns and indices: a model trained on a CSV with a header keeps its feature
-names, and predict takes a CSV's columns by those names (in any order; a missing
-name is refused); otherwise by position. A model trained on a LIBSVM file keeps its
-index base (--index-base, auto: 0 when some row uses index 0, else 1), and predict
-reads LIBSVM files with it unless --index-base is given.
+Data files as written (algorithms._cli.datafile): a label empty, ?, NA, N/A, n/a,
+nan, NaN, NAN, null or NULL is missing; labels that are all numbers are numbers (1,
++1 and 1.0 one class), else text (01 and 1 two classes), and predict writes each
+class as the training file first wrote it (+1 stays +1); a CSV header's names are
+kept in the model and predict takes columns by them; so is LIBSVM's --index-base.
 
 Errors print one line: exit code 2 for usage (options), 1 for data and files.
 --debug (or ALGORITHMS_DEBUG=1) shows the traceback instead.
@@ -253,40 +245,10 @@ def cmd_train(args):
     if labelled is not None and getattr(model, "task", None) != "regression":
         X, y = labelled
         pred = _host(row.predict(model, X, backend=args.backend))
-        msg += f", training accuracy {100 * _accuracy(pred, y)[0]:.2f}%"
+        msg += f", training accuracy {100 * _datafile.accuracy(pred, y)[0]:.2f}%"
     print(msg)
     print(f"model written to {out}")
     return 0
-
-
-def _written(model, labels):
-    """Predicted labels as lines: each class as the training file wrote it (a model
-    trained by the command line keeps that), else in its type's usual spelling."""
-    spelled = getattr(model, "class_labels", None)
-    if spelled is None:
-        return _datafile.format_labels(labels)
-    lookup = dict(zip(np.asarray(model.classes).tolist(), spelled))
-    return [lookup[v] for v in np.asarray(labels).tolist()]
-
-
-def _accuracy(pred, y):
-    """(fraction correct, number correct) comparing labels of possibly different types
-    (a model trained on CSV integers predicting a LIBSVM file's floats, or text)."""
-    pred, y = np.asarray(pred), np.asarray(y)
-    if pred.dtype.kind in "iufb" and y.dtype.kind in "iufb":
-        hits = pred == y
-    else:
-        hits = np.asarray(_datafile.format_labels(pred)) == np.asarray(_datafile.format_labels(y))
-        if y.dtype.kind in "iuf" or pred.dtype.kind in "iuf":  # "1" vs 1.0: compare as numbers where both are
-            hits |= np.asarray([_same_number(a, b) for a, b in zip(pred.tolist(), y.tolist())], dtype=bool)
-    return float(np.mean(hits)), int(np.sum(hits))
-
-
-def _same_number(a, b):
-    try:
-        return float(a) == float(b)
-    except (TypeError, ValueError):
-        return False
 
 
 def cmd_predict(args):
@@ -328,9 +290,9 @@ def cmd_predict(args):
     proba = np.concatenate(probas) if args.proba else None
     seconds = time.perf_counter() - start
     regression = getattr(model, "task", None) == "regression"
-    lines = [f"{v:.8g}" for v in pred.tolist()] if regression else _written(model, pred)
+    lines = [f"{v:.8g}" for v in pred.tolist()] if regression else _datafile.written_labels(model, pred)
     if proba is not None:  # LIBSVM's svm-predict -b 1 layout: a header of the classes, then label and probabilities
-        header = "labels " + " ".join(_written(model, np.asarray(model.classes)))
+        header = "labels " + " ".join(_datafile.written_labels(model, np.asarray(model.classes)))
         lines = [header] + [label + " " + " ".join(f"{p:.6g}" for p in row_p)
                             for label, row_p in zip(lines, proba.tolist())]
     _datafile.write_lines(args.output, lines)
@@ -348,7 +310,7 @@ def cmd_predict(args):
             err = float(np.mean((pred[labelled] - y.astype(np.float64)) ** 2))
             print(f"mean squared error {err:.6g}{note}", file=report)
         else:
-            fraction, hits = _accuracy(pred[labelled], y)
+            fraction, hits = _datafile.accuracy(pred[labelled], y)
             print(f"accuracy {100 * fraction:.2f}% ({hits}/{int(labelled.sum())}){note}", file=report)
     return 0
 
@@ -385,6 +347,25 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (--help for usage)\n")
 
 
+def _data_options(p, backends):
+    """The data file options of train and predict."""
+    p.add_argument("--format", default="auto", choices=("auto", "libsvm", "csv"),
+                   help="file format (auto: .csv/.tsv are CSV, .svm/.libsvm/.svmlight LIBSVM; otherwise LIBSVM when "
+                        "one of the first 100 lines has index:value pairs, else CSV); gzip, bzip2 and xz files are "
+                        "read by their first bytes")
+    p.add_argument("--label-column", default=None, metavar="COLUMN",
+                   help="CSV: the label column: first, last, a number counted from 1, or a header name (default: "
+                        "last; predict with a model that has feature names and a file with a header: the one "
+                        "column that is not a feature, none when there is none)")
+    p.add_argument("--header", default="auto", choices=("auto", "yes", "no"),
+                   help="CSV: whether the first line is a header (auto: detected)")
+    p.add_argument("--index-base", default="auto", choices=_datafile.INDEX_BASES,
+                   help="LIBSVM: the index of the first feature, 0 or 1 (auto: train: 0 when some row uses index "
+                        "0, else 1, kept in the model; predict: the model's)")
+    p.add_argument("--backend", default="auto", choices=backends,
+                   help="where to compute (auto: cpu for files)")
+
+
 def build_parser():
     from kbackends import registered_backends
 
@@ -394,22 +375,6 @@ def build_parser():
                         help="show the traceback of an error (also: environment ALGORITHMS_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{train,predict,demo,bench}")
     backends = ("auto", *registered_backends())
-
-    def data_options(p):
-        p.add_argument("--format", default="auto", choices=("auto", "libsvm", "csv"),
-                       help="file format (auto: .csv/.tsv are CSV; otherwise LIBSVM when the first line has "
-                            "index:value pairs, else CSV); gzip, bzip2 and xz files are read by their first bytes")
-        p.add_argument("--label-column", default=None, metavar="COLUMN",
-                       help="CSV: the label column: first, last, a number counted from 1, or a header name (default: "
-                            "last; predict with a model that has feature names and a file with a header: the one "
-                            "column that is not a feature, none when there is none)")
-        p.add_argument("--header", default="auto", choices=("auto", "yes", "no"),
-                       help="CSV: whether the first line is a header (auto: detected)")
-        p.add_argument("--index-base", default="auto", choices=_datafile.INDEX_BASES,
-                       help="LIBSVM: the index of the first feature, 0 or 1 (auto: train: 0 when some row uses index "
-                            "0, else 1, kept in the model; predict: the model's)")
-        p.add_argument("--backend", default="auto", choices=backends,
-                       help="where to compute (auto: cpu for files)")
 
     train = sub.add_parser("train", help="fit a model on a data file",
                            description="Fit a model on a data file and write it to a model file.\n\nAlgorithms:\n"
@@ -445,7 +410,7 @@ def build_parser():
     train.add_argument("--dtype", default=None, choices=("float32", "float64"),
                        help="compute dtype (default: the algorithm's for float64 data)")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
-    data_options(train)
+    _data_options(train, backends)
     train.set_defaults(func=cmd_train)
 
     pred = sub.add_parser("predict", help="apply a model file to a data file")
@@ -458,7 +423,7 @@ def build_parser():
                       help="also write the class probabilities (a model trained with --probability or --loss "
                            "logistic): a first line 'labels' and the classes, then per row the predicted label and "
                            "one probability per class in that order (LIBSVM's svm-predict -b 1 layout)")
-    data_options(pred)
+    _data_options(pred, backends)
     pred.set_defaults(func=cmd_predict)
 
     demo = sub.add_parser("demo", help="train on a real dataset and compare with scikit-learn's SVC")

@@ -177,12 +177,12 @@ def test_a_label_column_that_cannot_be_found_is_refused(tmp_path, capsys):
 def test_a_csv_is_read_in_chunks_the_same(tmp_path, monkeypatch, capsys):
     """Rows become numbers a chunk at a time (memory: the matrix, not the file's text); the
     result and the line named by an error do not depend on the chunk size."""
-    from algorithms._cli import datafile
+    from algorithms._cli import csvfile, datafile
 
     labels = [str(v) for v in Y]
     path = _csv(tmp_path / "d.csv", ["a", "b", "c", "y"], X.T, labels)
     whole = datafile.read(path)
-    monkeypatch.setattr(datafile, "_CSV_CHUNK_ROWS", 7)
+    monkeypatch.setattr(csvfile, "_CSV_CHUNK_ROWS", 7)
     chunked = datafile.read(path)
     assert chunked.X.tobytes() == whole.X.tobytes() and chunked.raw.tolist() == whole.raw.tolist() == labels
     assert chunked.lines.tolist() == list(range(2, 82)) and chunked.names == ("a", "b", "c")
