@@ -47,6 +47,9 @@ def _csv_records(lines, delimiter):
 
 
 def read_csv(path, opener, head, label_column, has_labels, header, feature_names):
+    """A CSV / TSV file as :class:`Data` (dense rows, labels as written, each row's
+    line, the header's feature names); ``head`` holds its first data lines. See
+    :func:`algorithms._cli.datafile.read`."""
     name = str(path)
     delimiter = _delimiter(path, head[0])
     first = [fields for _, fields in _csv_records(enumerate(head[:2], 1), delimiter)]

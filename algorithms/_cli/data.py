@@ -123,6 +123,7 @@ def format_labels(values):
 
 
 def as_number(text):
+    """``float(text)``, or None when the text is not a number."""
     try:
         value = float(text)
     except (TypeError, ValueError):
@@ -131,6 +132,7 @@ def as_number(text):
 
 
 def numbers_or_nan(text):
+    """A str array as float64, NaN where a field is not a number."""
     try:
         return text.astype(np.float64)
     except ValueError:
@@ -138,6 +140,7 @@ def numbers_or_nan(text):
 
 
 def stem(path):
+    """The file name in lower case without a compression suffix (.gz, .bz2, .xz)."""
     stem = path.name.lower()
     for suffix in (".gz", ".bz2", ".xz"):
         stem = stem.removesuffix(suffix)
@@ -145,6 +148,8 @@ def stem(path):
 
 
 def open_text(path, opener, errors="strict"):
+    """The file as UTF-8 text through ``opener`` (open, gzip.open, ...), a leading
+    byte-order mark dropped and line ends kept as written."""
     # utf-8-sig: a byte-order mark is not part of the first field
     return opener(path, "rt", encoding="utf-8-sig", errors=errors, newline="")
 

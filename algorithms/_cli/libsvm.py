@@ -13,6 +13,8 @@ from .data import MISSING, Data, DataError, as_number, numbers_or_nan, open_text
 
 
 def read_libsvm(path, opener, n_features, index_base, base_from):
+    """A LIBSVM file as :class:`Data` (CSR rows, labels as written, each row's line
+    and the index base read with); see :func:`algorithms._cli.datafile.read`."""
     name = str(path)
     labels, numbers, counts, pairs = [], [], [], []
     with open_text(path, opener, errors="replace") as fh:  # numbers are ASCII; comments may be anything
