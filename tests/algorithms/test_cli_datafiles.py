@@ -6,6 +6,9 @@ its line (never read as CSV), a label column that cannot be found refused in one
 Each test compares with the in-memory fit on the same arrays where a prediction is involved:
 the command line must give what ``algorithms.dsg`` gives on the rows the file holds."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -196,11 +199,11 @@ def test_a_csv_is_read_in_chunks_the_same(tmp_path, monkeypatch, capsys):
 def test_the_model_file_keeps_names_base_and_labels(tmp_path):
     """Format 4 writes the three fields and reads them back; other values are refused by
     load, naming the file; files of earlier formats load with None (test_models_format3)."""
-    import json
-
     from algorithms._models.persistence import FORMAT_VERSION
 
     assert FORMAT_VERSION == 4
+    old = algorithms.load(Path(__file__).parent / "data" / "models_format3" / "dsg_3class.npz")
+    assert (old.feature_names, old.index_base, old.class_labels) == (None, None, None)
     model = dsg.fit(X, Y, **IN_MEMORY)
     assert (model.feature_names, model.index_base, model.class_labels) == (None, None, None)
     named = type(model)(**{**model.__dict__, "feature_names": ("a", "b", "c"), "index_base": 0,
