@@ -3,129 +3,85 @@
 Formats
 -------
 LIBSVM / svmlight
-    ``label index:value ...`` per line, read with scikit-learn's
-    ``load_svmlight_file`` into a SciPy CSR matrix, kept sparse: DSG / UDSG /
-    CDSG, TSGS3VM, SBP and S3GD train and predict on it as is (moved to the device
-    once on cuda); the
-    command line densifies it only for TSGSU.
+    ``label index:value ...`` per line (a ``qid:N`` after the label is skipped, a
+    ``#`` starts a comment), indices increasing within a line. Read into a SciPy CSR
+    matrix, kept sparse: DSG / UDSG / CDSG, TSGS3VM, SBP and S3GD train and predict
+    on it as is (moved to the device once on cuda); the command line densifies it
+    only for TSGSU. The *index base* (the index of the first feature, 0 or 1) is
+    given with ``--index-base`` or decided from the training file ("auto": 0 when
+    some row uses index 0, else 1); the model keeps it, and files given to
+    ``predict`` are read with the model's base unless ``--index-base`` says
+    otherwise. A line that is not ``label index:value ...`` is refused with its
+    number: a LIBSVM file is never re-read as CSV.
 CSV / TSV
-    One row per line, the label in the first, the last or a named column;
-    comma, tab or whitespace separated (by the ``.tsv`` extension or the first
-    line); with or without a header line (detected: a header has a
-    non-numeric feature field, or a non-numeric label over numeric ones).
-    Labels are kept as written: integers, floats or strings.
+    One row per line, read with the :mod:`csv` module (quoted fields as written,
+    surrounding spaces dropped); comma, tab, semicolon or whitespace separated
+    (by the ``.tsv`` extension or the first line); with or without a header line
+    (detected: a header has a non-numeric feature field, or a non-numeric label
+    over numeric ones). Blank lines and lines starting with ``#`` are skipped. A
+    model trained on a file with a header keeps the names of its feature columns;
+    ``predict`` then takes a file's columns by name, in any order (a missing name
+    is refused, naming it); without names on either side, columns are taken by
+    position.
 
 Either may be compressed with gzip, bzip2 or xz, recognised by its first bytes
-(whatever the extension says).
+(whatever the extension says), and may start with a UTF-8 byte-order mark.
+The format is ``.csv`` / ``.tsv`` -> CSV, ``.svm`` / ``.libsvm`` / ``.svmlight``
+-> LIBSVM, otherwise LIBSVM when one of the first lines has an ``index:value``
+pair after its label, else CSV.
 
 Labels
 ------
-A label field that is empty or ``?`` is *missing* (an unlabelled row). Labels
-are typed once for the whole file: all integers -> int64, all numbers ->
-float64, anything else -> str; LIBSVM labels are numbers, int64 when every one
-is integral (so ``+1`` / ``-1`` stay integers).
+A label written as one of :data:`MISSING` (empty, ``?``, ``NA``, ``N/A``, ``n/a``,
+``nan``, ``NaN``, ``NAN``, ``null``, ``NULL``) is *missing*: an
+unlabelled row where the algorithm takes them, refused where a label is
+required. The other labels are typed once for the whole column: when every one
+is a number the labels are numbers (``1``, ``+1`` and ``1.0`` are one class),
+else text compared exactly as written (``01`` and ``1`` are two classes).
+A model trained by the command line keeps each class as it was first written in
+the training file, and ``predict`` writes it so: ``+1`` stays ``+1``, ``1.0``
+stays ``1.0``, ``cat`` stays ``cat``.
 """
 
 from __future__ import annotations
 
 import bz2
+import csv
 import gzip
 import lzma
 import os
 import re
 import sys
-import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from .._models.persistence import atomic_write
+from .csvfile import read_csv
+from .data import (
+    MISSING,
+    Data,
+    DataError,
+    accuracy,
+    format_labels,
+    open_text,
+    spelled_classes,
+    stem,
+    typed_labels,
+    written_labels,
+)
+from .libsvm import read_libsvm
 
-MISSING = ("", "?")
-_INT = re.compile(r"^[+-]?\d+$")
+__all__ = ["INDEX_BASES", "MISSING", "Data", "DataError", "accuracy", "check_output_path", "format_labels", "read",
+           "same_file", "spelled_classes", "typed_labels", "write_lines", "written_labels"]
+
+INDEX_BASES = ("auto", "0", "1")
+_PAIR = re.compile(r"^(\d+|qid):")
 _OPENERS = {b"\x1f\x8b": gzip.open, b"BZh": bz2.open, b"\xfd7zXZ\x00": lzma.open}
+_LIBSVM_SUFFIXES = (".svm", ".libsvm", ".svmlight")
+_SNIFF_LINES = 100  # lines looked at to tell LIBSVM from CSV in a file without a telling extension
 
 
-class DataError(ValueError):
-    """A data file the command line cannot use (the message names the file)."""
-
-
-@dataclass
-class Data:
-    """What a data file holds.
-
-    Attributes
-    ----------
-    X : scipy.sparse.csr_matrix or ndarray of shape (n_rows, n_features), float64
-    raw : ndarray of shape (n_rows,) or None
-        Labels as read: str (CSV) or float64 (LIBSVM); None without a label column.
-    path : str
-    """
-
-    X: object
-    raw: object
-    path: str
-
-    @property
-    def n_rows(self):
-        return self.X.shape[0]
-
-    def missing(self):
-        """Rows whose label is missing (empty or ``?``; NaN in LIBSVM)."""
-        if self.raw is None:
-            return np.ones(self.n_rows, dtype=bool)
-        if self.raw.dtype.kind == "f":
-            return np.isnan(self.raw)
-        return np.isin(np.char.strip(self.raw), MISSING)
-
-    def matches(self, marker):
-        """Rows whose label equals ``marker`` (a string from the command line): as a
-        number when both are numbers (``1`` matches ``1.0`` and ``+1``), else as text."""
-        if self.raw is None:
-            return np.zeros(self.n_rows, dtype=bool)
-        value = _number(marker)
-        if self.raw.dtype.kind == "f":
-            return self.raw == value if value is not None else np.zeros(self.n_rows, dtype=bool)
-        text = np.char.strip(self.raw)
-        hit = text == marker.strip()
-        if value is not None:
-            hit |= _numbers_or_nan(text) == value
-        return hit
-
-    def rows(self, mask):
-        """X restricted to the rows of a boolean mask."""
-        return self.X[np.flatnonzero(mask)]
-
-
-def typed_labels(raw):
-    """Labels in their own type: int64 if all integers, float64 if all numbers, else str."""
-    raw = np.asarray(raw)
-    if raw.dtype.kind == "f":
-        if raw.size and np.all(np.isfinite(raw)) and np.all(raw == np.round(raw)) and np.all(np.abs(raw) < 2**53):
-            return raw.astype(np.int64)
-        return raw.astype(np.float64)
-    text = np.char.strip(raw.astype(str))
-    if text.size and all(_INT.match(t) for t in text.tolist()):
-        try:
-            return text.astype(np.int64)
-        except OverflowError:
-            pass
-    numbers = _numbers_or_nan(text)
-    if text.size and not np.any(np.isnan(numbers)):
-        return numbers
-    return text
-
-
-def format_labels(values):
-    """Lines for predicted labels or values, each in its own type's usual spelling."""
-    values = np.asarray(values)
-    if values.dtype.kind == "f":
-        return [repr(float(v)) if float(v).is_integer() else f"{v:.9g}" for v in values.tolist()]
-    return [str(v) for v in values.tolist()]
-
-
-def read(path, fmt="auto", *, label_column="last", has_labels=True, header="auto", n_features=None):
+def read(path, fmt="auto", *, label_column=None, has_labels=True, header="auto", n_features=None,
+         index_base="auto", feature_names=None, base_from=None):
     """Read a data file.
 
     Parameters
@@ -133,15 +89,26 @@ def read(path, fmt="auto", *, label_column="last", has_labels=True, header="auto
     path : str or path-like
     fmt : {"auto", "libsvm", "csv"}
         "auto": ``.csv`` / ``.tsv`` (before any compression suffix) are CSV,
-        others LIBSVM when the first line has an ``index:value`` pair, else CSV.
-    label_column : "first", "last", a column number counted from 1, or a header name
-        CSV only.
+        ``.svm`` / ``.libsvm`` / ``.svmlight`` LIBSVM, others LIBSVM when one of
+        the first lines has an ``index:value`` pair after its label, else CSV.
+    label_column : None, "first", "last", a column number counted from 1, or a header name
+        CSV only. None: "last", or, with ``feature_names`` and a header, the one
+        column that is not a feature (no label column when there is none).
     has_labels : bool
         CSV only: False when no column holds labels.
     header : {"auto", "yes", "no"}
         CSV only.
     n_features : int, optional
         LIBSVM only: the number of features to expect (a model's).
+    index_base : {"auto", "0", "1"} or {0, 1}
+        LIBSVM only: the index of the first feature; "auto": 0 when some row uses
+        index 0, else 1.
+    feature_names : sequence of str, optional
+        CSV only: the model's feature names; a file with a header gives these
+        columns, in this order (a missing one is refused).
+    base_from : str, optional
+        Where a given ``index_base`` comes from, for the message that refuses an
+        index below it (default: the option ``--index-base``).
 
     Returns
     -------
@@ -164,30 +131,38 @@ def read(path, fmt="auto", *, label_column="last", has_labels=True, header="auto
         raise IsADirectoryError(msg)
     opener = _opener(path)
     try:
-        first = _first_line(path, opener)
+        head = _first_lines(path, opener, _SNIFF_LINES)
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         msg = f"data file {name!r} cannot be read ({exc})"
         raise DataError(msg) from exc
-    if first is None:
+    if not head:
         msg = f"data file {name!r} has no data rows"
         raise DataError(msg)
     if fmt == "auto":
-        stem = path.name.lower()
-        for suffix in (".gz", ".bz2", ".xz"):
-            stem = stem.removesuffix(suffix)
-        if stem.endswith((".csv", ".tsv")):
-            fmt = "csv"
-        else:
-            fmt = "libsvm" if re.search(r"\d:", first.split("#")[0]) else "csv"
+        fmt = _sniff(path, head)
     try:
         if fmt == "libsvm":
-            return _read_libsvm(path, opener, n_features)
-        return _read_csv(path, opener, first, label_column, has_labels, header)
+            return read_libsvm(path, opener, n_features, index_base, base_from)
+        return read_csv(path, opener, head, label_column, has_labels, header, feature_names)
     except DataError:
         raise
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError, csv.Error) as exc:
         msg = f"data file {name!r} cannot be read ({exc})"
         raise DataError(msg) from exc
+
+
+def _sniff(path, head):
+    """"csv" or "libsvm" by the extension, else by the first data lines."""
+    base_name = stem(path)
+    if base_name.endswith((".csv", ".tsv")):
+        return "csv"
+    if base_name.endswith(_LIBSVM_SUFFIXES):
+        return "libsvm"
+    for line in head:  # one line with index:value pairs makes the file LIBSVM: its other lines are checked as such
+        tokens = line.split("#", 1)[0].split()
+        if "," not in line and "\t" not in line and any(_PAIR.match(t) for t in tokens[1:]):
+            return "libsvm"
+    return "csv"
 
 
 def _opener(path):
@@ -199,161 +174,19 @@ def _opener(path):
     return open
 
 
-def _first_line(path, opener):
-    """The first line with data (not blank, not a # comment), or None."""
-    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+def _first_lines(path, opener, count):
+    """Up to ``count`` first lines with data (not blank, not a # comment)."""
+    lines = []
+    with open_text(path, opener) as fh:
         for line in fh:
             if line.strip() and not line.lstrip().startswith("#"):
-                return line.rstrip("\r\n")
-    return None
+                lines.append(line.rstrip("\r\n"))
+                if len(lines) == count:
+                    break
+    return lines
 
 
-def _read_libsvm(path, opener, n_features):
-    from sklearn.datasets import load_svmlight_file
-
-    try:
-        with opener(path, "rb") as fh:
-            X, y = load_svmlight_file(fh, n_features=n_features, dtype=np.float64)
-    except ValueError as exc:
-        where = _bad_libsvm_line(path, opener)
-        msg = f"data file {str(path)!r} is not a valid LIBSVM file ({where or exc})"
-        raise DataError(msg) from exc
-    if X.shape[0] == 0:
-        msg = f"data file {str(path)!r} has no data rows"
-        raise DataError(msg)
-    return Data(X=X.tocsr(), raw=y.astype(np.float64), path=str(path))
-
-
-def _bad_libsvm_line(path, opener):
-    """'line N: ...' for the first line that is not ``label index:value ...``, or None."""
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, 1):
-            tokens = line.split("#", 1)[0].split()
-            if not tokens:
-                continue
-            if _number(tokens[0]) is None:
-                return f"line {number}: label {tokens[0]!r} is not a number"
-            for token in tokens[1:]:
-                index, _, value = token.partition(":")
-                if index == "qid":
-                    continue
-                if not _ or not index.isdigit() or _number(value) is None:
-                    return f"line {number}: {token!r} is not an index:value pair"
-    return None
-
-
-def _delimiter(path, first):
-    stem = path.name.lower()
-    for suffix in (".gz", ".bz2", ".xz"):
-        stem = stem.removesuffix(suffix)
-    if stem.endswith(".tsv") or "\t" in first:
-        return "\t"
-    if "," in first:
-        return ","
-    if ";" in first:
-        return ";"
-    return None  # whitespace
-
-
-def _split(line, delimiter):
-    return [f.strip().strip('"') for f in (line.split(delimiter) if delimiter else line.split())]
-
-
-def _read_csv(path, opener, first, label_column, has_labels, header):
-    name = str(path)
-    delimiter = _delimiter(path, first)
-    fields = _split(first, delimiter)
-    n_columns = len(fields)
-    label = _label_index(label_column, fields, n_columns, header, name) if has_labels else None
-    if header == "auto":
-        features = [f for i, f in enumerate(fields) if i != label]
-        header_line = any(_number(f) is None for f in features)
-        if not header_line and label is not None and _number(fields[label]) is None and fields[label] not in MISSING:
-            second = _second_line(path, opener)
-            header_line = second is not None and _number(_split(second, delimiter)[label]) is not None
-    else:
-        header_line = header == "yes"
-    if isinstance(label_column, str) and label_column not in ("first", "last") and not label_column.isdigit():
-        if not header_line:
-            msg = f"`--label-column` {label_column!r} names a column, but {name!r} has no header line"
-            raise DataError(msg)
-    feature_columns = [i for i in range(n_columns) if i != label]
-    skip = 1 if header_line else 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
-        try:
-            with opener(path, "rt", encoding="utf-8", newline="") as fh:
-                X = np.loadtxt(fh, dtype=np.float64, delimiter=delimiter, skiprows=skip, ndmin=2,
-                               usecols=feature_columns, quotechar='"')
-            raw = None
-            if label is not None:
-                with opener(path, "rt", encoding="utf-8", newline="") as fh:
-                    raw = np.loadtxt(fh, dtype=str, delimiter=delimiter, skiprows=skip, ndmin=1,
-                                     usecols=label, quotechar='"')
-        except ValueError as exc:
-            msg = f"data file {name!r} is not a valid CSV file of numbers ({_skip_note(exc, skip)})"
-            raise DataError(msg) from exc
-    if X.shape[0] == 0:
-        msg = f"data file {name!r} has no data rows"
-        raise DataError(msg)
-    if raw is not None:
-        raw = np.char.strip(np.atleast_1d(raw).astype(str))
-        raw = np.char.strip(raw, '"')
-        if raw.shape[0] != X.shape[0]:  # a comment-only label column
-            msg = f"data file {name!r}: {raw.shape[0]} labels for {X.shape[0]} rows"
-            raise DataError(msg)
-    return Data(X=X, raw=raw, path=name)
-
-
-def _skip_note(exc, skip):
-    text = " ".join(str(exc).split())
-    return text + (" (counting rows after the header)" if skip and "row" in text else "")
-
-
-def _second_line(path, opener):
-    seen = False
-    with opener(path, "rt", encoding="utf-8", newline="") as fh:
-        for line in fh:
-            if line.strip() and not line.lstrip().startswith("#"):
-                if seen:
-                    return line.rstrip("\r\n")
-                seen = True
-    return None
-
-
-def _label_index(label_column, fields, n_columns, header, name):
-    if n_columns < 2:
-        msg = f"data file {name!r} has {n_columns} column; a label and at least one feature are needed"
-        raise DataError(msg)
-    if label_column == "first":
-        return 0
-    if label_column == "last":
-        return n_columns - 1
-    if str(label_column).isdigit():
-        number = int(label_column)
-        if not 1 <= number <= n_columns:
-            msg = f"`--label-column` {number} is outside columns 1 to {n_columns} of {name!r}"
-            raise DataError(msg)
-        return number - 1
-    if header == "no" or label_column not in fields:
-        msg = f"`--label-column` {label_column!r} is not a column of {name!r}'s header line {fields}"
-        raise DataError(msg)
-    return fields.index(label_column)
-
-
-def _number(text):
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return None
-    return value
-
-
-def _numbers_or_nan(text):
-    try:
-        return text.astype(np.float64)
-    except ValueError:
-        return np.array([v if (v := _number(t)) is not None else np.nan for t in text.tolist()], dtype=np.float64)
+# --- LIBSVM -----------------------------------------------------------------------------------
 
 
 def check_output_path(path, what):

@@ -2,9 +2,9 @@
 
 train    fit a model on a LIBSVM/svmlight or CSV/TSV file (plain, .gz, .bz2 or
          .xz) with any of the algorithms (--algo) and write it to a model file;
-predict  apply a model file to a data file, write one prediction per line (in
-         the training labels' own type) and print the accuracy when the file
-         has labels;
+predict  apply a model file to a data file, write one prediction per line (as
+         the training file wrote the labels) and print the accuracy when the
+         file has labels;
 demo     train on a real dataset (ijcnn1 from ../shared/data, or --data DIR;
          scikit-learn's digits 8-vs-rest when absent) and print a table next
          to scikit-learn's SVC on the same split;
@@ -15,13 +15,20 @@ bench and gpu-report are tools of algorithms.bench: pip install "kbackends[bench
 
 Training data per --algo:
   dsg, udsg, cdsg, sbp, s3gd  every row labelled (--loss squared: dsg regression);
-  tsgs3vm   rows with an empty or '?' label (or --unlabeled-label VALUE) are the
+            a missing label is refused, naming its lines;
+  tsgs3vm   rows with a missing label (or --unlabeled-label VALUE) are the
             unlabelled data, the others the labelled data;
   tsgsu     the label column is the SU indicator: --similar-label (default 1) marks
-            points of similar pairs, --unlabeled-label (default 0), empty or '?'
-            unlabelled points; predictions are --positive-class (default 1) for
+            points of similar pairs, --unlabeled-label (default 0) or a missing
+            label unlabelled points; predictions are --positive-class (default 1) for
             the class of prior --prior (estimated as the larger class when not
             given) and --negative-class (default -1) for the other.
+
+Data files as written (algorithms._cli.datafile): a label empty, ?, NA, N/A, n/a,
+nan, NaN, NAN, null or NULL is missing; labels that are all numbers are numbers (1,
++1 and 1.0 one class), else text (01 and 1 two classes), and predict writes each
+class as the training file first wrote it (+1 stays +1); a CSV header's names are
+kept in the model and predict takes columns by them; so is LIBSVM's --index-base.
 
 Errors print one line: exit code 2 for usage (options), 1 for data and files.
 --debug (or ALGORITHMS_DEBUG=1) shows the traceback instead.
@@ -131,27 +138,29 @@ def _log(message):
 
 def _training_data(row, data, args):
     """(positional fit arguments, labelled rows and their labels for the training
-    accuracy or None, classes to name tsgsu's outputs or None) by the data kind."""
+    accuracy or None, (labels, the same as written): the file's, or tsgsu's classes
+    and the options' text) by the data kind."""
     missing = data.missing()
     name = data.path
     if row.data == "supervised":
         if data.raw is None:
             raise _datafile.DataError(f"data file {name!r} has no label column")
         if missing.any():
-            first = int(np.flatnonzero(missing)[0]) + 1
+            count = int(missing.sum())
             raise _datafile.DataError(
-                f"data file {name!r}: {int(missing.sum())} rows have no label (empty or '?'; the first is data row "
-                f"{first}); only --algo tsgs3vm and tsgsu take unlabelled rows")
+                f"data file {name!r}: {count} of {data.n_rows} rows have no label ({data.where(missing)}: "
+                f"empty or a missing-label marker such as '?' or 'NA'); only --algo tsgs3vm and tsgsu take "
+                "unlabelled rows")
         y = _datafile.typed_labels(data.raw)
         if row.name in DSG_FAMILY and getattr(args, "loss", None) == "squared":
             if y.dtype.kind not in "iuf":
                 raise _datafile.DataError(f"--loss squared (regression) needs numeric labels; {name!r} has text labels")
             y = y.astype(np.float64)
         X = _dense(data.X, _keeps_sparse(row.name))
-        return (X, y), (X, y), None
+        return (X, y), (X, y), (y, data.raw)
     if row.data == "semi-supervised":
         unlabeled = missing | (data.matches(args.unlabeled_label) if args.unlabeled_label is not None else False)
-        marker = "empty or '?'" + (f" or {args.unlabeled_label!r}" if args.unlabeled_label is not None else "")
+        marker = "missing" + (f" or {args.unlabeled_label!r}" if args.unlabeled_label is not None else "")
         if not unlabeled.any():
             raise _datafile.DataError(
                 f"--algo tsgs3vm needs unlabelled rows, but no label of {name!r} is {marker} "
@@ -161,7 +170,7 @@ def _training_data(row, data, args):
         y_l = _datafile.typed_labels(data.raw[~unlabeled])
         _log(f"tsgs3vm: {X_l.shape[0]} labelled rows (classes {', '.join(map(str, np.unique(y_l)))}), "
              f"{X_u.shape[0]} unlabelled rows (label {marker})")
-        return (X_l, y_l, X_u), (X_l, y_l), None
+        return (X_l, y_l, X_u), (X_l, y_l), (y_l, data.raw[~unlabeled])
     # SU data: the label column is the SU indicator
     similar_marker = args.similar_label if args.similar_label is not None else "1"
     unlabeled_marker = args.unlabeled_label if args.unlabeled_label is not None else "0"
@@ -171,20 +180,21 @@ def _training_data(row, data, args):
     if other.any():
         first = int(np.flatnonzero(other)[0])
         raise _datafile.DataError(
-            f"data file {name!r}: label {data.raw[first]!r} of data row {first + 1} is neither the similar marker "
-            f"{similar_marker!r} nor the unlabelled one ({unlabeled_marker!r}, empty or '?'): for --algo tsgsu the "
-            "label column is the SU indicator")
+            f"data file {name!r}: label {data.raw[first]!r} ({data.where(np.arange(data.n_rows) == first)}) is "
+            f"neither the similar marker {similar_marker!r} nor the unlabelled one ({unlabeled_marker!r} or missing): "
+            "for --algo tsgsu the label column is the SU indicator")
     if not similar.any() or not unlabeled.any():
         raise _datafile.DataError(
             f"--algo tsgsu needs points of similar pairs (label {similar_marker!r}) and unlabelled points (label "
-            f"{unlabeled_marker!r}, empty or '?'); {name!r} has {int(similar.sum())} and {int(unlabeled.sum())}")
+            f"{unlabeled_marker!r} or missing); {name!r} has {int(similar.sum())} and {int(unlabeled.sum())}")
     positive = args.positive_class if args.positive_class is not None else "1"
     negative = args.negative_class if args.negative_class is not None else "-1"
     classes = _datafile.typed_labels(np.array([negative, positive]))
     if classes[0] == classes[1]:
         raise UsageError(f"--positive-class and --negative-class must differ, both are {positive!r}")
+    written = np.array([negative.strip(), positive.strip()])
     _log(f"tsgsu: {int(similar.sum())} points of similar pairs, {int(unlabeled.sum())} unlabelled points")
-    return (_dense(data.rows(similar)), _dense(data.rows(unlabeled))), None, classes
+    return (_dense(data.rows(similar)), _dense(data.rows(unlabeled))), None, (classes, written)
 
 
 def _refuse_overwriting(output, what, inputs):
@@ -201,9 +211,10 @@ def cmd_train(args):
     _refuse_overwriting(args.model, "model file", [("training data file", args.data)])
     _datafile.check_output_path(args.model, "model file")
     data = _datafile.read(args.data, args.format, label_column=args.label_column, header=args.header,
-                          n_features=args.n_features)
+                          n_features=args.n_features, index_base=args.index_base)
     _log(f"read {data.X.shape[0]} rows x {data.X.shape[1]} features from {args.data}")
-    positional, labelled, classes = _training_data(row, data, args)
+    positional, labelled, (typed, written) = _training_data(row, data, args)
+    classes = typed if row.data == "su" else None
     kwargs["verbose"] = 0 if args.quiet else 1  # the fits' own bar (algorithms._engine.progress), on stderr
     start = time.perf_counter()
     probability = kwargs.pop("probability", False)
@@ -223,6 +234,10 @@ def cmd_train(args):
     seconds = time.perf_counter() - start
     if classes is not None:  # tsgsu: +1 / -1 named after the user's classes
         model = dataclasses.replace(model, classes=classes)
+    labels = None
+    if getattr(model, "task", None) != "regression":  # the classes as the file (tsgsu: the options) wrote them
+        labels = tuple(_datafile.spelled_classes(np.asarray(model.classes), typed, written).tolist())
+    model = dataclasses.replace(model, feature_names=data.names, index_base=data.index_base, class_labels=labels)
     out = model.save(args.model)
     msg = f"trained {args.algo} in {seconds:.2f} s"
     if hasattr(model, "n_blocks"):
@@ -232,30 +247,10 @@ def cmd_train(args):
     if labelled is not None and getattr(model, "task", None) != "regression":
         X, y = labelled
         pred = _host(row.predict(model, X, backend=args.backend))
-        msg += f", training accuracy {100 * _accuracy(pred, y)[0]:.2f}%"
+        msg += f", training accuracy {100 * _datafile.accuracy(pred, y)[0]:.2f}%"
     print(msg)
     print(f"model written to {out}")
     return 0
-
-
-def _accuracy(pred, y):
-    """(fraction correct, number correct) comparing labels of possibly different types
-    (a model trained on CSV integers predicting a LIBSVM file's floats, or text)."""
-    pred, y = np.asarray(pred), np.asarray(y)
-    if pred.dtype.kind in "iufb" and y.dtype.kind in "iufb":
-        hits = pred == y
-    else:
-        hits = np.asarray(_datafile.format_labels(pred)) == np.asarray(_datafile.format_labels(y))
-        if y.dtype.kind in "iuf" or pred.dtype.kind in "iuf":  # "1" vs 1.0: compare as numbers where both are
-            hits |= np.asarray([_same_number(a, b) for a, b in zip(pred.tolist(), y.tolist())], dtype=bool)
-    return float(np.mean(hits)), int(np.sum(hits))
-
-
-def _same_number(a, b):
-    try:
-        return float(a) == float(b)
-    except (TypeError, ValueError):
-        return False
 
 
 def cmd_predict(args):
@@ -267,11 +262,18 @@ def cmd_predict(args):
         raise UsageError(f"--proba: the model {args.model!r} has no probabilities (train it with --probability, "
                          "or --loss logistic)")
     n_features = model.n_features_in if args.format != "csv" else None
-    data = _datafile.read(args.data, args.format, label_column=args.label_column, has_labels=not args.no_labels,
-                          header=args.header, n_features=n_features)
-    if data.raw is not None and data.X.shape[1] == model.n_features_in - 1 and data.raw.dtype.kind != "f":
-        # a CSV with exactly the model's number of columns has no label column
-        data = _datafile.read(args.data, args.format, has_labels=False, header=args.header)
+    base, base_from = args.index_base, None
+    if base == "auto" and getattr(model, "index_base", None) is not None:  # the training file's, kept in the model
+        base, base_from = model.index_base, f"the model's training file counts from {model.index_base}"
+    names = getattr(model, "feature_names", None)
+    read = {"fmt": args.format, "header": args.header, "n_features": n_features, "index_base": base,
+            "base_from": base_from, "feature_names": names}
+    data = _datafile.read(args.data, label_column=args.label_column, has_labels=not args.no_labels, **read)
+    by_name = names is not None and data.names is not None
+    if (data.raw is not None and data.index_base is None and not by_name and args.label_column is None
+            and data.X.shape[1] == model.n_features_in - 1):
+        # a CSV taken by position with exactly the model's number of columns has no label column
+        data = _datafile.read(args.data, has_labels=False, **read)
     if data.X.shape[1] != model.n_features_in:
         raise _datafile.DataError(f"data file {args.data!r} has {data.X.shape[1]} features, the model "
                                   f"{args.model!r} expects {model.n_features_in}")
@@ -287,9 +289,9 @@ def cmd_predict(args):
     proba = np.concatenate(probas) if args.proba else None
     seconds = time.perf_counter() - start
     regression = getattr(model, "task", None) == "regression"
-    lines = [f"{v:.8g}" for v in pred.tolist()] if regression else _datafile.format_labels(pred)
+    lines = [f"{v:.8g}" for v in pred.tolist()] if regression else _datafile.written_labels(model, pred)
     if proba is not None:  # LIBSVM's svm-predict -b 1 layout: a header of the classes, then label and probabilities
-        header = "labels " + " ".join(_datafile.format_labels(np.asarray(model.classes)))
+        header = "labels " + " ".join(_datafile.written_labels(model, np.asarray(model.classes)))
         lines = [header] + [label + " " + " ".join(f"{p:.6g}" for p in row_p)
                             for label, row_p in zip(lines, proba.tolist())]
     _datafile.write_lines(args.output, lines)
@@ -301,10 +303,13 @@ def cmd_predict(args):
         y = _datafile.typed_labels(data.raw[labelled])
         note = "" if labelled.all() else f" on the {int(labelled.sum())} labelled rows"
         if regression:
+            if y.dtype.kind not in "iuf":
+                print(f"no mean squared error: {args.data!r} has text labels", file=report)
+                return 0
             err = float(np.mean((pred[labelled] - y.astype(np.float64)) ** 2))
             print(f"mean squared error {err:.6g}{note}", file=report)
         else:
-            fraction, hits = _accuracy(pred[labelled], y)
+            fraction, hits = _datafile.accuracy(pred[labelled], y)
             print(f"accuracy {100 * fraction:.2f}% ({hits}/{int(labelled.sum())}){note}", file=report)
     return 0
 
@@ -320,6 +325,25 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (--help for usage)\n")
 
 
+def _data_options(p, backends):
+    """The data file options of train and predict."""
+    p.add_argument("--format", default="auto", choices=("auto", "libsvm", "csv"),
+                   help="file format (auto: .csv/.tsv are CSV, .svm/.libsvm/.svmlight LIBSVM; otherwise LIBSVM when "
+                        "one of the first 100 lines has index:value pairs, else CSV); gzip, bzip2 and xz files are "
+                        "read by their first bytes")
+    p.add_argument("--label-column", default=None, metavar="COLUMN",
+                   help="CSV: the label column: first, last, a number counted from 1, or a header name (default: "
+                        "last; predict with a model that has feature names and a file with a header: the one "
+                        "column that is not a feature, none when there is none)")
+    p.add_argument("--header", default="auto", choices=("auto", "yes", "no"),
+                   help="CSV: whether the first line is a header (auto: detected)")
+    p.add_argument("--index-base", default="auto", choices=_datafile.INDEX_BASES,
+                   help="LIBSVM: the index of the first feature, 0 or 1 (auto: train: 0 when some row uses index "
+                        "0, else 1, kept in the model; predict: the model's)")
+    p.add_argument("--backend", default="auto", choices=backends,
+                   help="where to compute (auto: cpu for files)")
+
+
 def build_parser():
     parser = _Parser(prog="python -m algorithms", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -327,17 +351,6 @@ def build_parser():
                         help="show the traceback of an error (also: environment ALGORITHMS_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{train,predict,demo,bench,gpu-report}")
     backends = ("auto", *registered_backends())
-
-    def data_options(p):
-        p.add_argument("--format", default="auto", choices=("auto", "libsvm", "csv"),
-                       help="file format (auto: .csv/.tsv are CSV; otherwise LIBSVM when the first line has "
-                            "index:value pairs, else CSV); gzip, bzip2 and xz files are read by their first bytes")
-        p.add_argument("--label-column", default="last", metavar="COLUMN",
-                       help="CSV: the label column: first, last (default), a number counted from 1, or a header name")
-        p.add_argument("--header", default="auto", choices=("auto", "yes", "no"),
-                       help="CSV: whether the first line is a header (auto: detected)")
-        p.add_argument("--backend", default="auto", choices=backends,
-                       help="where to compute (auto: cpu for files)")
 
     train = sub.add_parser("train", help="fit a model on a data file",
                            description="Fit a model on a data file and write it to a model file.\n\nAlgorithms:\n"
@@ -358,8 +371,8 @@ def build_parser():
             train.add_argument(flag, dest=name, type=str if kind == "choice" else kind, metavar=metavar,
                                default=argparse.SUPPRESS, help=help_text)
     train.add_argument("--unlabeled-label", metavar="LABEL",
-                       help="tsgs3vm / tsgsu: the label that marks an unlabelled row, besides an empty or '?' label "
-                            "(tsgsu default 0)")
+                       help="tsgs3vm / tsgsu: the label that marks an unlabelled row, besides a missing label "
+                            "(empty, ?, NA, N/A, n/a, nan, NaN, NAN, null, NULL; tsgsu default 0)")
     train.add_argument("--similar-label", metavar="LABEL",
                        help="tsgsu: the label that marks a point of a similar pair (default 1)")
     train.add_argument("--positive-class", metavar="LABEL",
@@ -373,7 +386,7 @@ def build_parser():
     train.add_argument("--dtype", default=None, choices=("float32", "float64"),
                        help="compute dtype (default: the algorithm's for float64 data)")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
-    data_options(train)
+    _data_options(train, backends)
     train.set_defaults(func=cmd_train)
 
     pred = sub.add_parser("predict", help="apply a model file to a data file")
@@ -386,7 +399,7 @@ def build_parser():
                       help="also write the class probabilities (a model trained with --probability or --loss "
                            "logistic): a first line 'labels' and the classes, then per row the predicted label and "
                            "one probability per class in that order (LIBSVM's svm-predict -b 1 layout)")
-    data_options(pred)
+    _data_options(pred, backends)
     pred.set_defaults(func=cmd_predict)
 
     add_tool_commands(sub, backends)

@@ -22,7 +22,9 @@ class _ModelFields:
     """The fields every model has (keyword-only, so each model adds its own after them):
     the algorithm's name, the arrays ``coef`` / ``intercept``, the input width, the
     classes (None for regression), the fit's hyper-parameters, where the arrays live and
-    their dtype."""
+    their dtype; where the input came from a data file (the command line), the names
+    of its feature columns, the index base of its LIBSVM features and the classes as
+    it wrote them."""
 
     algorithm: str
     coef: object
@@ -32,6 +34,12 @@ class _ModelFields:
     params: dict = field(default_factory=dict)
     backend: str = "cpu"
     dtype: str = "float64"
+    # the command line's training file (format 4): a CSV header's feature names, in
+    # column order, matched by name at predict; a LIBSVM file's first feature index;
+    # each class as the file first wrote it ("+1", "1.0"), in ``classes``' order
+    feature_names: tuple | None = None
+    index_base: int | None = None
+    class_labels: tuple | None = None
 
 
 @_register

@@ -33,8 +33,12 @@ from .. import _catalog as _registry
 #   3  a scipy.sparse array field (an SBP model fitted on sparse rows: CSR support
 #      vectors) stored as its CSR parts "<name>.data", "<name>.indices", "<name>.indptr"
 #      and the header's "sparse": {"<name>": [rows, cols]}: O(nnz) on disk and while
-#      saving or loading. Dense fields as before; files of formats 1 and 2 load unchanged.
-FORMAT_VERSION = 3
+#      saving or loading. Dense fields as before; files of formats 1 and 2 load unchanged;
+#   4  the fields "feature_names" (a list of str or null: the feature columns of the
+#      command line's CSV training file), "index_base" (0, 1 or null: its LIBSVM
+#      file's first feature index) and "class_labels" (a list of str or null: each
+#      class as that file wrote it); files of formats 1 to 3 load with all three None.
+FORMAT_VERSION = 4
 _CSR_PARTS = ("data", "indices", "indptr")
 _MODEL_TYPES: dict = {}
 _NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first local header, or an empty zip
@@ -384,8 +388,23 @@ def _read_model(path):
         f.name for f in dataclasses.fields(cls)
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     }
+    _check_input_fields(fields)
     unknown = sorted(set(fields) - names)
     lacking = sorted(required - set(fields) - set(arrays))
     if unknown or lacking:
         raise _BadFile(f"its fields do not match a {cls.__name__} (missing {lacking}, unexpected {unknown})")
     return cls, fields, arrays
+
+
+def _check_input_fields(fields):
+    """Format 4's ``feature_names`` and ``class_labels`` (lists of str, read back as
+    tuples) and ``index_base`` (0 or 1), each possibly null."""
+    for key in ("feature_names", "class_labels"):
+        names = fields.get(key)
+        if names is not None:
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise _BadFile(f"its `{key}` is not a list of str")
+            fields[key] = tuple(names)
+    base = fields.get("index_base")
+    if base is not None and (isinstance(base, bool) or base not in (0, 1)):
+        raise _BadFile(f"its `index_base` is {base!r}, not 0 or 1")

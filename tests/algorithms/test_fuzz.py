@@ -330,3 +330,120 @@ def test_cli_arbitrary_option_values(tmp_path_factory, capsys, algo, data):
         assert len(err.strip().splitlines()) <= 2, err  # usage line + one error line
         if code == 0:
             assert (tmp / "m.npz").exists()
+
+
+# --- command line: data files read as written --------------------------------------------------
+
+FILE_LABELS = [("+1", "-1"), ("1", "-1"), ("1.0", "0.0"), ("2", "10"), ("01", "a"), ("cat", "dog"), ("x, y", "z")]
+MISSING_MARKERS = ["", "?", "NA", "N/A", "n/a", "nan", "NaN", "NAN", "null", "NULL"]
+FILE_FIT = {"n_iter": 3, "batch_size": 8, "block_size": 8, "random_state": 0}
+FILE_FLAGS = ["--n-iter", "3", "--batch-size", "8", "--block-size", "8", "--quiet"]
+
+
+@st.composite
+def data_files(draw):
+    """A training and a test file of the same rows, as a user may write them: CSV (a
+    header or none, columns of the test file in another order, a delimiter, quoted
+    labels) or LIBSVM (numbered from 0 or 1, the test file leaving index 0 out), either
+    with or without a byte-order mark; labels spelled in a number or text convention,
+    some of them a missing-label marker."""
+    n, d = draw(st.integers(10, 16)), draw(st.integers(1, 4))
+    X = np.random.default_rng(draw(st.integers(0, 2**16))).normal(size=(n, d)).round(3)
+    X[np.random.default_rng(n).random((n, d)) < 0.2] = 0.0  # zeros: LIBSVM leaves them out
+    fmt = draw(st.sampled_from(["csv", "libsvm"]))
+    numeric = [pair for pair in FILE_LABELS if all(_is_number(v) for v in pair)]
+    pos, neg = draw(st.sampled_from(FILE_LABELS if fmt == "csv" else numeric))
+    written = [pos if i % 2 else neg for i in range(n)]  # both classes, whatever is missing below
+    algo = draw(st.sampled_from(["dsg", "tsgs3vm"]))  # tsgs3vm: its unlabelled rows are the missing labels
+    missing = draw(st.lists(st.integers(2, n - 1), min_size=int(algo == "tsgs3vm"), max_size=3, unique=True))
+    markers = [draw(st.sampled_from(MISSING_MARKERS if fmt == "csv" else ["?", "NA", "nan", "null"]))
+               for _ in missing]
+    for i, marker in zip(missing, markers):
+        written[i] = marker
+    case = {"X": X, "written": written, "missing": sorted(missing), "fmt": fmt, "algo": algo,
+            "bom": (draw(st.booleans()), draw(st.booleans()))}
+    if fmt == "csv":
+        case["header"] = draw(st.booleans())
+        case["order"] = draw(st.permutations(range(d + 1))) if case["header"] else list(range(d + 1))
+        case["delimiter"] = draw(st.sampled_from([",", "\t", ";", " "]))
+        case["quote"] = draw(st.booleans()) or any(case["delimiter"] in v for v in written)
+    else:
+        case["base"] = draw(st.sampled_from([0, 1]))
+        if case["base"] == 0:
+            X[0, 0] = 1.5  # the training file uses index 0: "auto" finds the base
+    return case
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _write_case(path, case, test=False, bom=False):
+    X, written = case["X"], case["written"]
+    if case["fmt"] == "libsvm":
+        skip = {0} if test else set()  # the test file leaves index 0 out: only the model's base reads it right
+        lines = [f"{label} " + " ".join(f"{j + case['base']}:{v!r}" for j, v in enumerate(row.tolist())
+                                        if v != 0 and j not in skip) for row, label in zip(X, written)]
+        if test:
+            X = X.copy()
+            X[:, 0] = 0.0
+    else:
+        delimiter, d = case["delimiter"], X.shape[1]
+        names = [f"f{j}" for j in range(d)] + ["label"]
+        label = [f'"{v}"' if case["quote"] or v == "" and delimiter == " " else v for v in written]
+        columns = [[repr(v) for v in X[:, j].tolist()] for j in range(d)] + [label]
+        order = case["order"] if test else list(range(d + 1))
+        lines = ([delimiter.join(names[j] for j in order)] if case["header"] else []) + [
+            delimiter.join(columns[j][i] for j in order) for i in range(X.shape[0])]
+    path.write_text(("\ufeff" if bom else "") + "\n".join(lines) + "\n", encoding="utf-8")
+    return X
+
+
+@settings(max_examples=N_SMALL * 2, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(case=data_files())
+def test_cli_data_files_round_trip(tmp_path_factory, capsys, case):
+    """Write a file, train, predict on a second file of the same rows: the predictions
+    are the in-memory fit's on the same arrays, each class written as in the training
+    file; a supervised fit refuses missing labels naming their lines."""
+    import scipy.sparse as sp
+
+    tmp, algo = tmp_path_factory.mktemp("files"), case["algo"]
+    suffix = ".csv" if case["fmt"] == "csv" else ".svm"
+    X_train = _write_case(tmp / f"train{suffix}", case, bom=case["bom"][0])
+    X_test = _write_case(tmp / f"test{suffix}", case, test=True, bom=case["bom"][1])
+    argv = ["train", str(tmp / f"train{suffix}"), str(tmp / "m.npz"), "--algo", algo, *FILE_FLAGS]
+    missing = np.isin(np.arange(len(case["written"])), case["missing"])
+    if algo == "dsg" and missing.any():
+        try:
+            main(argv)
+        except SystemExit as exc:
+            code = exc.code
+        else:
+            code = 0
+        err = capsys.readouterr().err
+        assert code == 1 and f"{int(missing.sum())} of {len(missing)} rows have no label" in err, err
+        return
+    assert main(argv) == 0
+    assert main(["predict", str(tmp / "m.npz"), str(tmp / f"test{suffix}"), str(tmp / "p.txt")]) == 0
+    capsys.readouterr()
+    lines = (tmp / "p.txt").read_text().splitlines()
+
+    written = np.array(case["written"])
+    numeric = all(_is_number(v) for v in written[~missing])
+    y = np.array(written[~missing], dtype=float if numeric else str)
+    as_fit = sp.csr_matrix if case["fmt"] == "libsvm" else np.asarray  # the reader's kind of matrix
+    if algo == "dsg":
+        model = algorithms.dsg.fit(as_fit(X_train), y, **FILE_FIT)
+        predicted = algorithms.dsg.predict(model, as_fit(X_test))
+    else:
+        model = algorithms.tsgs3vm.fit(as_fit(X_train[~missing]), y, as_fit(X_train[missing]), **FILE_FIT)
+        predicted = algorithms.tsgs3vm.predict(model, as_fit(X_test))
+    first = {}
+    for typed, text in zip(y.tolist(), written[~missing].tolist()):
+        first.setdefault(typed, text)  # each class as the training file first wrote it
+    assert lines == [first[v] for v in np.asarray(predicted).tolist()]
