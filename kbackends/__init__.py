@@ -23,7 +23,7 @@ from ._errors import BackendUnavailableError
 from ._registry import get_kernel, register_kernel, registered_kernels
 from ._xp_utils import array_namespace, float_dtype, is_array, synchronize, to_numpy
 from ._sync import HostValue, in_sync_free_region, sync_free, to_host_async
-from ._launch import launch_counts, launch_settings
+from ._launch import launch_counts, launch_path, launch_settings
 from . import kernels as _kernels  # noqa: F401  (registers the built-in kernels)
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "HostValue",
     "in_sync_free_region",
     "launch_counts",
+    "launch_path",
     "launch_settings",
     "register_backend",
     "register_kernel",

@@ -23,6 +23,14 @@ def launch_counts():
     return dict(_cuda_launch.launch_counts)
 
 
+def launch_path():
+    """Where the fast launch comes from: ``"cuda.core"``, ``"cuda.core.experimental"`` (an
+    older cuda-core), or ``"none: <why>"`` (every launch through Numba); looked up on the
+    first call (it imports cuda.core)."""
+    _cuda_launch.core_api()
+    return _cuda_launch.core_source
+
+
 @contextmanager
 def launch_settings(*, fast=None, chunk_bytes=None):
     """Run a block with another launch path or row-chunk budget; both restored on exit.

@@ -91,7 +91,7 @@ def run_kernel(kernel, grid, block, stream, *args):
         kernel[grid, block, stream](*args)
         launch_counts["numba"] += 1
         return
-    if FAST_LAUNCH:
+    if FAST_LAUNCH and core_api() is not None:
         params, key = pack_arguments(args, _array_type())
         if key is not None:
             handle = _compiled.get((kernel, stream.device, key), False)
@@ -195,10 +195,40 @@ def _compile(kernel, device, key, args):
     return handle
 
 
-def _launch_core(handle, grid, block, stream_ptr, params):
-    from cuda.core import LaunchConfig, Stream
-    from cuda.core import launch as core_launch
+# cuda.core's (LaunchConfig, Stream, launch), found by core_api(); False: not looked up yet.
+_core = False
+core_source = None  # the module core_api() found them in, or why it found none
+_CORE_MODULES = ("cuda.core", "cuda.core.experimental")  # released cuda-core, then its older home
 
+
+def core_api():
+    """cuda.core's ``(LaunchConfig, Stream, launch)``: from ``cuda.core``, or from
+    ``cuda.core.experimental`` where an older cuda-core keeps them; None where neither
+    has them, after one RuntimeWarning naming why (every launch then goes through
+    Numba, whose host time per launch is several times the fast path's)."""
+    global _core, core_source
+    if _core is False:
+        import importlib
+        import warnings
+
+        _core, reasons = None, []
+        for name in _CORE_MODULES:
+            try:
+                module = importlib.import_module(name)
+                _core = (module.LaunchConfig, module.Stream, module.launch)
+                core_source = name
+                break
+            except (ImportError, AttributeError) as exc:
+                reasons.append(f"{name}: {type(exc).__name__}: {exc}")
+        if _core is None:
+            core_source = "none: " + "; ".join(reasons)
+            warnings.warn("kbackends launches its kernels through Numba: cuda.core's launch is not importable ("
+                          + "; ".join(reasons) + ")", RuntimeWarning, stacklevel=3)
+    return _core
+
+
+def _launch_core(handle, grid, block, stream_ptr, params):
+    LaunchConfig, Stream, core_launch = _core
     config = _configs.get((grid, block))
     if config is None:
         if len(_configs) > 4096:  # grids follow the data's sizes: keep the cache bounded

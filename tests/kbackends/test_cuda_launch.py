@@ -175,6 +175,7 @@ def paths(monkeypatch):
     monkeypatch.setattr(launch, "_compiled", {})
     monkeypatch.setattr(launch, "launch_counts", {"fast": 0, "numba": 0})
     monkeypatch.setattr(launch, "FAST_LAUNCH", True)
+    monkeypatch.setattr(launch, "_core", ("LaunchConfig", "Stream", "launch"))  # cuda.core found
 
     def compile_(kernel, device, key, args):
         seen["compiled"].append(key)
@@ -253,3 +254,63 @@ def test_public_launch_counts_and_settings(paths):
     with pytest.raises(ValueError, match="chunk_bytes"):
         with kbackends.launch_settings(chunk_bytes=0):
             pass
+
+
+@pytest.fixture
+def fresh_core(monkeypatch):
+    """core_api looks cuda.core up again, in a sys.modules the test fills."""
+    import sys
+    import types
+
+    monkeypatch.setattr(launch, "_core", False)
+    for name in ("cuda", "cuda.core", "cuda.core.experimental"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+    def install(**modules):
+        for name, names in modules.items():
+            module = types.ModuleType(name)
+            for attr in names:
+                setattr(module, attr, attr)
+            monkeypatch.setitem(sys.modules, name, module)
+
+    return install
+
+
+def test_core_api_takes_the_released_names(fresh_core):
+    fresh_core(**{"cuda": (), "cuda.core": ("LaunchConfig", "Stream", "launch")})
+    assert launch.core_api() == ("LaunchConfig", "Stream", "launch")
+
+
+def test_core_api_falls_back_to_cuda_core_experimental(fresh_core):
+    """An older cuda-core keeps LaunchConfig, Stream and launch in cuda.core.experimental:
+    without the fallback every cuda fit failed on the import."""
+    fresh_core(**{"cuda": (), "cuda.core": ("utils",), "cuda.core.experimental": ("LaunchConfig", "Stream", "launch")})
+    assert launch.core_api() == ("LaunchConfig", "Stream", "launch")
+
+
+def test_without_cuda_core_numba_launches_after_one_warning_naming_why(paths, fresh_core):
+    fresh_core(**{"cuda": (), "cuda.core": ("utils",)})
+    kernel, stream = _Kernel(), launch.DeviceStream(0, 1234)
+    x = DeviceLike(np.zeros(8, np.float32))
+    with pytest.warns(RuntimeWarning, match="through Numba: cuda.core's launch is not importable") as record:
+        for _ in range(3):
+            launch.run_kernel(kernel, 4, 128, stream, x, 1)
+    assert len(record) == 1 and "cuda.core.experimental" in str(record[0].message)
+    assert launch.launch_counts == {"fast": 0, "numba": 3} and not paths["core"] and len(paths["numba"]) == 3
+
+
+@pytest.mark.cuda
+def test_the_real_launch_path_imports_on_a_device():
+    """Where a GPU exists, the fast launch's cuda.core names import (the other tests mock them)."""
+    import os
+
+    from kbackends import resolve
+
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        pytest.skip("the simulator launches through Numba")
+    try:
+        resolve("cuda")
+    except Exception:  # noqa: BLE001 - no device here
+        pytest.skip("no CUDA GPU here")
+    launch._core = False
+    assert launch.core_api() is not None

@@ -6,6 +6,8 @@ import time
 
 import numpy as np
 
+from kbackends import launch_path
+
 # FP32 lanes per SM by compute capability (CUDA C Programming Guide, "Arithmetic
 # Instructions" throughput table); 128 for anything newer than listed.
 _FP32_LANES = {(6, 0): 64, (7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128}
@@ -27,6 +29,8 @@ def device_roofline(backend):
             info = _read_device()
         except Exception as exc:  # noqa: BLE001 - the report goes on with nominal figures, saying why
             info["read_error"] = f"{type(exc).__name__}: {exc}"
+    if backend.name == "cuda":
+        info["launch_path"] = launch_path()  # cuda.core, its experimental home, or none (Numba)
     info["peak_flops"] = info["sms"] * info["fp32_lanes"] * 2 * info["clock_hz"]
     info["peak_bytes"] = 2 * info["mem_clock_hz"] * info["bus_bits"] / 8  # double data rate
     return info

@@ -36,6 +36,8 @@ def markdown(report):
                  f"{dev['bus_bits']} bits x 2 -> **{dev['peak_bytes'] / 1e12:.2f} TB/s**"
                  + (" (nominal figures: no device was read" + (f"; {dev['read_error']}" if "read_error" in dev else "")
                     + ")" if dev.get("nominal") else "") + ".")
+    if "launch_path" in dev:
+        lines.append(f"Fast launch: `{dev['launch_path']}`.")
     lines += ["", "## Tests", ""]
     tests = report.get("tests")
     if tests is None:
