@@ -234,13 +234,66 @@ def load(path, backend="cpu"):
     name = repr(str(path))
     try:
         cls, fields, arrays = _read_model(Path(path))
+        model = _consistent(cls, fields, arrays)
     except _BadFile as exc:
         msg = f"{name} is not a model file of this library: {exc}"
         raise ValueError(msg) from None
     except _NewerFormat as exc:
         msg = f"{name} {exc}"
         raise ValueError(msg) from None
-    return cls(**fields, **arrays).to(backend)
+    return model.to(backend)
+
+
+def _check_shapes(kind, fields, arrays, n_features):
+    """The arrays' shapes against the fields that size them (the kernels trust them)."""
+    coef, intercept = arrays["coef"], arrays["intercept"]
+    if coef.ndim != 2 or intercept.ndim != 1:
+        raise _BadFile(f"its `coef` has {coef.ndim} dimensions and `intercept` {intercept.ndim} (2 and 1 expected)")
+    if kind == "RFFModel":
+        n_blocks, block_size = fields.get("n_blocks"), fields.get("block_size")
+        for key, value, low in (("n_blocks", n_blocks, 0), ("block_size", block_size, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise _BadFile(f"its `{key}` is {value!r}, not an integer >= {low}")
+        rows, outputs = n_blocks * block_size, coef.shape[1]
+        what = f"{n_blocks} blocks of {block_size} features"
+    elif kind == "LinearModel":
+        rows, outputs, what = coef.shape[0], coef.shape[0], "its outputs"
+        if coef.shape[1] != n_features:
+            raise _BadFile(f"its `coef` has {coef.shape[1]} columns for {n_features} features")
+    else:
+        sv = arrays["support_vectors"]
+        rows, outputs, what = sv.shape[0], coef.shape[1], f"{sv.shape[0]} support vectors"
+        if sv.shape[1] != n_features:
+            raise _BadFile(f"its support vectors have {sv.shape[1]} features, not {n_features}")
+    if coef.shape[0] != rows or intercept.shape[0] != outputs:
+        raise _BadFile(f"its `coef` {tuple(coef.shape)} and `intercept` {tuple(intercept.shape)} do not fit {what}")
+
+
+def _consistent(cls, fields, arrays):
+    """The model, once its fields are seen to agree with each other: built, then asked
+    for the decision values of one row of zeros on the cpu (the shapes, the classes
+    against the outputs, the blocks against the coefficients, a finite result). A file
+    whose fields contradict each other loaded and then failed at predict time (a
+    division by zero, an index error)."""
+    n = fields.get("n_features_in")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise _BadFile(f"its `n_features_in` is {n!r}, not a positive integer")
+    _check_shapes(cls.__name__, fields, arrays, n)
+    try:
+        model = cls(**fields, **arrays)
+        values = np.asarray(to_numpy(model.decision_function(np.zeros((1, n)), backend="cpu")))
+        if model.classes is not None and getattr(model, "task", "") != "regression":
+            outputs = 1 if values.ndim == 1 else values.shape[1]
+            expected = 1 if len(model.classes) == 2 else len(model.classes)
+            if outputs != expected:
+                raise _BadFile(f"its {len(model.classes)} classes need {expected} output(s), its coefficients "
+                               f"have {outputs}")
+    except _BadFile:
+        raise
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError, RecursionError,
+            OverflowError) as exc:
+        raise _BadFile(f"its fields contradict each other ({type(exc).__name__}: {exc})") from None
+    return model
 
 
 class _NewerFormat(ValueError):
@@ -350,6 +403,8 @@ def _read_model(path):
         header = json.loads(raw_header.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _BadFile(f"its header is not valid JSON ({exc})") from exc
+    except RecursionError:
+        raise _BadFile("its header is nested too deeply to be a model's") from None
     if not isinstance(header, dict) or not isinstance(header.get("fields"), dict):
         raise _BadFile("its header lacks the model's fields")
     version = header.get("format_version")
