@@ -1,12 +1,11 @@
-"""The table of algorithms that the command line and the model loader share.
+"""The table of algorithms the command line reads.
 
 One row per ``--algo`` value: the module whose functional ``fit`` / ``predict``
 it runs, the keyword arguments the name fixes (``variant="udsg"``), the model
-class its fit returns, the values of ``model.algorithm`` that class may carry
-for it, what data the fit takes and the hyper-parameters the command line
-offers. The table holds names and data only (the modules are imported when a
-row's functions are asked for), so :mod:`algorithms._models.model` can read it
-without an import cycle.
+class its fit returns, the values of ``model.algorithm`` its models carry (each
+among the model class's ``ALGORITHMS``, which the model loader checks), what data
+the fit takes and the hyper-parameters the command line offers. The table holds
+names and data (the modules are imported when a row's functions are asked for).
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import importlib
 from dataclasses import dataclass, field
 
 from ._models.calibration import with_probability
+from ._models.model import LinearModel
 
 #: What each kind of training data is, for the command line.
 DATA_KINDS = {
@@ -134,7 +134,7 @@ ALGORITHMS = {
                   "linear classifier by S3GD (--method sgd / svrg: the baselines on the same loop)",
                   options=("loss", "penalty", "lam", "l1_ratio", "n_anchors", "k_nearest", "step", "inner_iter",
                            "batch_size", "max_epochs", "max_time", "tol", "class_weight", "method"),
-                  model_names=("s3gd", "sgd", "svrg")),
+                  model_names=LinearModel.ALGORITHMS),
     )
 }
 
@@ -145,8 +145,3 @@ def for_model(algorithm):
         if algorithm in row.names:
             return row
     return None
-
-
-def model_algorithms(model_type):
-    """Every ``model.algorithm`` value that a model class named ``model_type`` may carry."""
-    return tuple(n for row in ALGORITHMS.values() if row.model_type == model_type for n in row.names)

@@ -71,6 +71,8 @@ class RFFModel(Predictor, _ModelIO, _ModelFields):
 
     accepts_sparse = True  # evaluate_blocks -> rff_predict reads CSR rows directly (cpu, cuda)
 
+    # the values of ``algorithm`` a model of this class may carry (the fits that return one)
+    ALGORITHMS = ("dsg", "udsg", "cdsg", "tsgs3vm", "tsgsu")
     ARRAYS = ("coef", "intercept")
 
     seed: int
@@ -133,6 +135,8 @@ class LinearModel(Predictor, _ModelIO, _ModelFields):
     backend, dtype : str
     """
 
+    # the values of ``algorithm`` a model of this class may carry (the fits that return one)
+    ALGORITHMS = ("s3gd", "sgd", "svrg")
     ARRAYS = ("coef", "intercept")
     accepts_sparse = True  # raw_decision: CSR @ dense coef.T, O(nnz) (cupyx on cuda)
 
@@ -175,6 +179,8 @@ class KernelExpansionModel(Predictor, _ModelIO, _ModelFields):
     backend, dtype : str
     """
 
+    # the values of ``algorithm`` a model of this class may carry (the fits that return one)
+    ALGORITHMS = ("sbp",)
     ARRAYS = ("support_vectors", "coef", "intercept")
     # CSR X (scipy; cupyx on cuda) and, from a sparse fit, CSR support vectors
     accepts_sparse = True

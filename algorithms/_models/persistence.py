@@ -22,7 +22,6 @@ import numpy as np
 from kbackends import resolve, to_numpy
 from kbackends.ops import SPARSE_BACKENDS, to_backend
 
-from .. import _catalog as _registry
 
 # Model file format (a NumPy .npz: the arrays plus a JSON "__header__"):
 #   1  classes stored as an array in the archive (object classes pickled, by np.savez's
@@ -421,7 +420,7 @@ def _read_model(path):
         raise _BadFile(f"unknown model type {header.get('type')!r} (known: {', '.join(sorted(_MODEL_TYPES))})")
     fields = dict(header["fields"])
     algorithm = fields.get("algorithm")
-    known = _registry.model_algorithms(cls.__name__)
+    known = cls.ALGORITHMS
     if algorithm not in known:
         raise _BadFile(f"a {cls.__name__} of unknown algorithm {algorithm!r} (known: {', '.join(known)})")
     _join_sparse(header, arrays)

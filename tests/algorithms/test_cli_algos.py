@@ -404,3 +404,16 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, tmp_pat
     code, line = _fails(argv, capsys)
     assert code == 2 and "would destroy" in line and line.count("\n") == 0
     assert victim.read_bytes() == before
+
+
+def test_the_catalog_and_the_model_classes_agree_on_the_algorithms():
+    """Every row's model.algorithm values are among its model class's ALGORITHMS (what the
+    loader accepts), and every value a model class accepts has the row that predicts it."""
+    import algorithms
+    from algorithms._catalog import for_model
+
+    for row in ALGORITHMS.values():
+        assert set(row.names) <= set(getattr(algorithms, row.model_type).ALGORITHMS), row.name
+    for cls in (algorithms.RFFModel, algorithms.LinearModel, algorithms.KernelExpansionModel):
+        for name in cls.ALGORITHMS:
+            assert for_model(name) is not None and for_model(name).model_type == cls.__name__, name
