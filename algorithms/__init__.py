@@ -22,4 +22,4 @@ __all__ = [
     "dsg", "tsgs3vm", "tsgsu", "sbp", "s3gd", "load", "RFFModel", "KernelExpansionModel", "LinearModel",
     "DSGClassifier", "DSGRegressor", "TSGS3VMClassifier", "TSGSUClassifier", "SBPClassifier", "S3GDClassifier",
 ]
-__version__ = "0.1.0"
+from kbackends import __version__  # one distribution, one version (pyproject.toml)

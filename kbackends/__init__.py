@@ -50,4 +50,9 @@ __all__ = [
     "array_namespace",
 ]
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version as _version
+
+try:  # the one place of the version is pyproject.toml
+    __version__ = _version("kbackends")
+except PackageNotFoundError:  # a checkout on sys.path that was never installed
+    __version__ = "0+unknown"

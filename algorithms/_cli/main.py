@@ -46,7 +46,7 @@ import time
 
 import numpy as np
 
-from kbackends import BackendUnavailableError, registered_backends, to_numpy
+from kbackends import BackendUnavailableError, __version__, registered_backends, to_numpy
 
 from algorithms import load
 from algorithms._boundary.params import REQUIRED
@@ -348,7 +348,9 @@ def build_parser():
     parser = _Parser(prog="python -m algorithms", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true",
-                        help="show the traceback of an error (also: environment ALGORITHMS_DEBUG=1)")
+                        help="show the traceback of an error, before or after the subcommand (also: environment "
+                             "ALGORITHMS_DEBUG=1)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{train,predict,demo,bench,gpu-report}")
     backends = ("auto", *registered_backends())
 
@@ -413,8 +415,10 @@ def _one_line(exc):
 def main(argv=None):
     """Run the command line; returns 0, or exits with 1 (data, files) or 2 (usage)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
-    debug = args.debug or os.environ.get("ALGORITHMS_DEBUG", "") not in ("", "0")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    anywhere = "--debug" in argv  # before or after the subcommand
+    args = parser.parse_args([a for a in argv if a != "--debug"])
+    debug = anywhere or os.environ.get("ALGORITHMS_DEBUG", "") not in ("", "0")
     prog = f"{parser.prog} {args.command}"
     try:
         return args.func(args)

@@ -301,9 +301,23 @@ def test_full_disk_at_save_keeps_the_previous_model(files, tmp_path, capsys, mon
     assert model.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["m.npz"]
 
 
-def test_debug_shows_the_traceback(tmp_path):
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_shows_the_traceback_before_or_after_the_subcommand(tmp_path, where):
+    argv = ["train", str(tmp_path / "missing.svm")]
     with pytest.raises(FileNotFoundError):
-        main(["--debug", "train", str(tmp_path / "missing.svm")])
+        main(["--debug", *argv] if where == "before" else [*argv, "--debug"])
+
+
+def test_version_is_the_distribution_s(capsys):
+    from importlib.metadata import version
+
+    import algorithms
+    import kbackends
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.split()[-1] == version("kbackends") == kbackends.__version__ == algorithms.__version__
 
 
 def test_every_option_has_help():
