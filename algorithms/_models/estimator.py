@@ -23,6 +23,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from kbackends import array_namespace
+
 from .._boundary.fit_plan import weights_of_rows
 from .._boundary.validation import check_labels, is_numpy_like, naming_arguments, sklearn_validate
 from .calibration import fit_calibrated
@@ -189,6 +191,21 @@ class FunctionalClassifier(ClassifierMixin, FunctionalEstimator):
         :mod:`algorithms._models.calibration`). CuPy in, CuPy out; a dask array in, a lazy one out."""
         X = self._validated(X)
         return self.model_.predict_proba(X)
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        """The logarithm of :meth:`predict_proba` (scikit-learn's companion; -inf where a
+        probability is 0). Same namespace in as out."""
+        proba = self.predict_proba(X)
+        if is_dask_array(proba):
+            return proba.map_blocks(_log, dtype=proba.dtype)
+        return _log(proba)
+
+
+def _log(a):
+    xp = array_namespace(a)
+    with np.errstate(divide="ignore"):
+        return xp.log(a)
 
 
 class WeightedFit:

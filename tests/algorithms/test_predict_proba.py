@@ -84,3 +84,26 @@ def test_hinge_calibrated_by_sklearn(binary):
     X, X_test, y, y_test = binary
     cal = CalibratedClassifierCV(DSGClassifier(gamma=0.02, n_iter=20, batch_size=128, random_state=0), cv=3)
     _check(cal.fit(X, y), X_test, y_test)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: __import__("algorithms").DSGClassifier(loss="logistic", n_iter=10, random_state=0),
+    lambda: __import__("algorithms").DSGClassifier(probability=True, n_iter=10, random_state=0),
+    lambda: __import__("algorithms").SBPClassifier(probability=True, n_iter=200, random_state=0),
+], ids=["dsg-logistic", "dsg-probability", "sbp-probability"])
+def test_predict_log_proba_is_the_log_of_predict_proba(make):
+    """scikit-learn's habit: predict_log_proba wherever predict_proba exists."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = np.array(["a", "b", "c"])[(X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5).astype(int)]
+    clf = make().fit(X, y)
+    np.testing.assert_array_equal(clf.predict_log_proba(X), np.log(clf.predict_proba(X)))
+
+
+def test_predict_log_proba_is_absent_where_predict_proba_is():
+    from algorithms import DSGClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    clf = DSGClassifier(n_iter=5, random_state=0).fit(X, (X[:, 0] > 0).astype(int))
+    assert not hasattr(clf, "predict_proba") and not hasattr(clf, "predict_log_proba")
