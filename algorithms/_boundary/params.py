@@ -15,7 +15,7 @@ In the spirit of scikit-learn's ``_parameter_constraints`` (a private module of
 scikit-learn, so not imported here). A constraint answers two questions: is the
 value of a type it takes (else TypeError) and is it in range (else ValueError); the
 message names the argument in backticks, says what was expected and what arrived::
-    `gamma` must be 'median' or a positive float, got True
+    `gamma` must be one of ('median', 'scale') or a positive float, got True
 
 ``bool`` is not a number here (``True`` is not a width), and NumPy scalars
 (``np.int64``, ``np.float32``) are numbers.
@@ -223,7 +223,7 @@ RANDOM_STATE = either(
     none(), integer(0, 2**64 - 1, text="an integer in [0, 2**64)"),
     instance(np.random.Generator, np.random.RandomState, text="a numpy Generator / RandomState"),
 )
-GAMMA = either(options("median"), real(0, low_open=True, text="a positive float"))
+GAMMA = either(options("median", "scale"), real(0, low_open=True, text="a positive float"))
 PRECONDITION = either(real(0, low_open=True), none())
 BACKEND = Constraint("a backend name or Backend", lambda v: True)  # resolve() says what is wrong
 DTYPE = either(Constraint("float32 or float64", lambda v: "float32" in str(v) or "float64" in str(v)), none())
@@ -408,7 +408,8 @@ def _common():
 
     params = (
         Param("kernel", "rbf", options(*KERNELS), "shift-invariant kernel"),
-        Param("gamma", "median", GAMMA, "kernel width, or 'median': 1 / median squared distance"),
+        Param("gamma", "median", GAMMA,
+              "kernel width; 'median': 1 / median squared distance, 'scale': 1 / (n_features Var X)"),
         Param("block_size", 256, integer(1), "random features per block"),
         Param("step", 1.0, real(0, low_open=True), "theta of the step schedule"),
         Param("schedule", "auto", options(*SCHEDULES), "step schedule"),

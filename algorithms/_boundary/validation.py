@@ -14,7 +14,7 @@ import re
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from kbackends import float_dtype, is_array, to_numpy
+from kbackends import array_namespace, float_dtype, is_array, to_numpy
 from kbackends.random import default_float_dtype
 
 from .shapes import check_shape
@@ -287,14 +287,33 @@ def median_gamma(X, bk, seed: int, n_sample: int = 1000) -> float:
     return gamma
 
 
+def scale_gamma(X, weights=None):
+    """``1 / (n_features * Var(X))`` over all entries (scikit-learn SVC's "scale"),
+    O(nnz) for scipy.sparse ``X``; 1.0 for constant ``X``."""
+    d = X.shape[1]
+    if _is_sparse(X):
+        data = X.data.astype(np.float64)
+        count = float(X.shape[0]) * d
+        mean = float(data.sum()) / count  # host floats (cupyx: two reductions on the device)
+        var = float(data @ data) / count - mean * mean
+    else:  # any namespace (a CuPy X stays on its device): one reduction
+        xp = array_namespace(X)
+        var = float(xp.var(xp.astype(X, xp.float64)))
+    return 1.0 / (d * var) if var > 0 and math.isfinite(var) else 1.0
+
+
 def check_gamma(gamma, X, bk, seed):
+    """The kernel width as a float: ``"median"`` (:func:`median_gamma`), ``"scale"``
+    (:func:`scale_gamma`, scikit-learn SVC's default) or a positive float as given."""
     if isinstance(gamma, str):
+        if gamma == "scale":
+            return scale_gamma(X)
         if gamma != "median":
-            msg = f"`gamma` must be 'median' or a positive float, got {gamma!r}"
+            msg = f"`gamma` must be 'median', 'scale' or a positive float, got {gamma!r}"
             raise ValueError(msg)
         return median_gamma(X, bk, seed)
     if not isinstance(gamma, numbers.Real) or not (np.isfinite(gamma) and gamma > 0):
-        msg = f"`gamma` must be 'median' or a positive float, got {gamma!r}"
+        msg = f"`gamma` must be 'median', 'scale' or a positive float, got {gamma!r}"
         raise ValueError(msg)
     return float(gamma)
 

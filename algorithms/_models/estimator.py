@@ -37,7 +37,8 @@ from .dask_arrays import is_dask_array
 #: default (so a default is written in one place, the table).
 DOC_ENTRIES = {
     "kernel": ("{'rbf', 'laplacian'}", "Shift-invariant kernel of the random features."),
-    "gamma": ("'median' or float", "Kernel width, or 'median': 1 / median squared distance."),
+    "gamma": ("'median', 'scale' or float", ("Kernel width; 'median': 1 / median squared distance, 'scale': "
+                                              "1 / (n_features Var X), scikit-learn SVC's default.")),
     "block_size": ("int", "Random features per block."),
     "step": ("float", "Theta of the step schedule."),
     "schedule": ("{'auto', 'theta_over_t', 'constant', 'inverse_scaling'}", "Step schedule."),

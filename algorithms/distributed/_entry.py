@@ -164,15 +164,29 @@ def fit(plan, **arguments):
     arguments["random_state"] = seed
     check_finite(arguments)
     prepared = plan.prepare(arguments, seed)
-    if isinstance(arguments.get("gamma", "median"), str) and arguments.get("gamma", "median") == "median":
+    gamma = arguments.get("gamma", "median")
+    if isinstance(gamma, str) and gamma == "median":
         sample = median_sample(prepared.pooled, seed)
         arguments["gamma"] = check_gamma("median", sample, resolve("auto", sample), seed)
+    elif isinstance(gamma, str) and gamma == "scale":  # over every row, as in memory
+        arguments["gamma"] = scale_gamma_of_chunks(prepared.pooled)
     problem = dataclasses.replace(plan.build(**{**arguments, **prepared.tiny}), target_shift=prepared.target_shift)
     runner = _ClusterRun(prepared.rowsets, plan.rows, prepared.context, plan.name, prepared.fix_settings,
                          replicate=prepared.replicate)
     model = problem.solve(runner)
     params = {**model.params, **prepared.fix_params, "distributed": dict(runner.stats)}
     return dataclasses.replace(model, params=params)
+
+
+def scale_gamma_of_chunks(arrays):
+    """``1 / (n_features Var X)`` over the pooled dask arrays' entries (float64 sums, one pass)."""
+    import dask
+
+    X = [a.astype("float64") for a in arrays]
+    count = sum(a.size for a in X)
+    total, squares = dask.compute(sum(a.sum() for a in X), sum((a * a).sum() for a in X))
+    var = float(squares) / count - (float(total) / count) ** 2
+    return 1.0 / (X[0].shape[1] * var) if var > 0 and math.isfinite(var) else 1.0
 
 
 def first_rows(X, n):

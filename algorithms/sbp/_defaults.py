@@ -15,6 +15,7 @@ from kbackends import to_numpy
 from kbackends.ops import sparse_module
 
 from .._boundary.sparse import is_sparse, take_rows
+from .._boundary.validation import scale_gamma
 from ._svm_nu import nu_of_svm
 
 # n_iter="auto": one pass for small data, then AUTO_ITER_PER_ROOT * sqrt(n), at least AUTO_ITER_MIN.
@@ -37,23 +38,6 @@ def auto_n_iter(n):
     sparse" and "S3GD and SBP on CSR: closing issue 14").
     """
     return int(min(n, max(AUTO_ITER_MIN, math.ceil(AUTO_ITER_PER_ROOT * math.sqrt(n)))))
-
-
-def scale_gamma(X, weights=None):
-    """``1 / (n_features * Var(X))`` over all entries (scikit-learn SVC's "scale"),
-    O(nnz) for scipy.sparse ``X``; 1.0 for constant ``X``."""
-    d = X.shape[1]
-    if is_sparse(X):
-        data = X.data.astype(np.float64)
-        count = float(X.shape[0]) * d
-        mean = float(data.sum()) / count  # host floats (cupyx: two reductions on the device)
-        var = float(data @ data) / count - mean * mean
-    else:  # any namespace (a CuPy X stays on its device): one reduction
-        from array_api_compat import array_namespace
-
-        xp = array_namespace(X)
-        var = float(xp.var(xp.astype(X, xp.float64)))
-    return 1.0 / (d * var) if var > 0 and math.isfinite(var) else 1.0
 
 
 def _svm_nu(X, y, weights, gamma, kernel):

@@ -201,7 +201,7 @@ def _build(X_similar, X_unlabeled, *, prior, loss, correction, correction_smooth
         _engine.Source(X=X_s, y=None, loss=l_s, weight=risk.pi_s, batch_size=batch_size, curvature=0.0),
         _engine.Source(X=X_u, y=None, loss=l_u, weight=1.0, batch_size=batch_size, curvature=0.5),
     ]
-    if gamma == "median":  # the heuristic samples the pooled points (a float needs no copy)
+    if gamma in ("median", "scale"):  # the data-driven widths read the pooled points (a float needs no copy)
         gamma = check_gamma(gamma, stack_rows((X_s, X_u), xp), bk, seed)
     gamma = check_gamma(gamma, X_s, bk, seed)
     settings = _engine.engine_settings(

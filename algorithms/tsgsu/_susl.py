@@ -134,7 +134,7 @@ def su_sl_fit(X_similar, X_unlabeled, prior, *, lam=1e-3, features="linear", n_c
     seed = seed_from(random_state)
     model = SUSLModel(w=xp.zeros(0, dtype=X_s.dtype), features=features, prior=prior)
     if features == "rff":
-        if gamma == "median":  # the heuristic samples the pooled points (a float needs no copy)
+        if gamma in ("median", "scale"):  # the data-driven widths read the pooled points
             gamma = check_gamma(gamma, stack_rows((X_s, X_u), xp), bk, seed)
         gamma = check_gamma(gamma, X_s, bk, seed)
         model.omega, model.phase = omega_block(seed, 0, n_components, X_s.shape[1], kernel="rbf", gamma=gamma,

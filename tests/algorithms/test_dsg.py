@@ -230,7 +230,7 @@ def test_step_schedules():
         ({"loss": "huber"}, ValueError, "`loss` must be one of"),
         ({"variant": "sgd"}, ValueError, "`variant` must be one of"),
         ({"n_iter": 0}, ValueError, "`n_iter` must be 'auto' or an integer >= 1"),
-        ({"gamma": -1.0}, ValueError, "`gamma` must be 'median' or a positive float"),
+        ({"gamma": -1.0}, ValueError, r"`gamma` must be one of \('median', 'scale'\) or a positive float"),
         ({"lam": 0.9, "step": 2.0, "schedule": "constant"}, ValueError, "step 2 times lam 0.9 is >= 1"),
         ({"dtype": "int32"}, TypeError, "`dtype` must be float32 or float64"),
         ({"random_state": "x"}, TypeError, "`random_state` must be None"),

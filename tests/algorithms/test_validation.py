@@ -68,9 +68,9 @@ def test_every_param_has_a_doc_line():
 
 
 def test_shared_constraints_messages():
-    with pytest.raises(TypeError, match=r"`gamma` must be 'median' or a positive float, got True"):
+    with pytest.raises(TypeError, match=r"`gamma` must be one of \('median', 'scale'\) or a positive float, got True"):
         GAMMA.check("gamma", True)
-    with pytest.raises(ValueError, match=r"`gamma` must be 'median' or a positive float, got inf"):
+    with pytest.raises(ValueError, match=r"`gamma` must be one of \('median', 'scale'\) or a positive float, got inf"):
         GAMMA.check("gamma", float("inf"))
     assert GAMMA.check("gamma", np.float32(0.5)) == 0.5
     assert RANDOM_STATE.check("random_state", np.int64(3)) == 3
@@ -84,8 +84,8 @@ def test_shared_constraints_messages():
 @pytest.mark.parametrize(
     ("param", "value", "error", "expected"),
     [
-        ("gamma", True, TypeError, "`gamma` must be 'median' or a positive float, got True"),
-        ("gamma", -1.0, ValueError, "`gamma` must be 'median' or a positive float, got -1.0"),
+        ("gamma", True, TypeError, "`gamma` must be one of ('median', 'scale') or a positive float, got True"),
+        ("gamma", -1.0, ValueError, "`gamma` must be one of ('median', 'scale') or a positive float, got -1.0"),
         ("random_state", 2**64, ValueError, "`random_state` must be None or an integer in [0, 2**64)"),
         ("random_state", -1, ValueError, "`random_state` must be None or an integer"),
         ("random_state", "0", TypeError, "`random_state` must be None or an integer"),
@@ -101,8 +101,6 @@ def test_bad_hyper_parameters_name_the_argument(name, param, value, error, expec
     if name == "dsg" and param == "batch_size":  # DSG's batch_size also takes "auto"
         expected = expected.replace("must be an", "must be 'auto' or an")
     X, y = _data()
-    if name == "sbp":  # SBP's gamma also takes "scale"
-        expected = expected.replace("'median' or", "one of ('median', 'scale') or")
     with pytest.raises(error, match=expected.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
                        .replace("*", r"\*")):
         _fit(module, X, y, **{param: value})
@@ -237,3 +235,29 @@ def test_su_data_helpers_reject_nan():
     X_u[0, 0] = np.nan
     with pytest.raises(ValueError, match="`X_unlabeled` contains NaN"):
         tsgsu.su_sl_fit(X_s, X_u, 0.7)
+
+
+@pytest.mark.parametrize("fit", [
+    lambda X, y: __import__("algorithms").dsg.fit(X, y, gamma="scale", n_iter=3, dtype="float64"),
+    lambda X, y: __import__("algorithms").tsgs3vm.fit(X[:60], y[:60], X[60:], gamma="scale", n_iter=3,
+                                                      dtype="float64"),
+    lambda X, y: __import__("algorithms").DSGClassifier(gamma="scale", n_iter=3, dtype="float64").fit(X, y).model_,
+], ids=["dsg", "tsgs3vm", "DSGClassifier"])
+def test_gamma_scale_is_scikit_learns_everywhere_the_width_is(fit):
+    """gamma="scale" (1 / (n_features Var X), SVC's default) worked on SBP only, while the
+    command line's help offered it for DSG."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5)) * 3.0
+    y = (X[:, 0] > 0).astype(int)
+    assert fit(X, y).gamma == pytest.approx(1.0 / (X.shape[1] * X.var()), rel=1e-12)
+
+
+def test_gamma_scale_for_tsgsu_reads_the_pooled_points():
+    from algorithms import tsgsu
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4)) * 2.0
+    S, U = tsgsu.make_su_data(X, np.where(X[:, 0] > 0, 1, -1), 60, 200, random_state=0, replace=True)
+    model = tsgsu.fit(S, U, prior=0.4, gamma="scale", n_iter=3, dtype="float64", random_state=0)
+    pooled = np.concatenate([np.asarray(S).reshape(-1, 4), U])
+    assert model.gamma == pytest.approx(1.0 / (4 * pooled.var()), rel=1e-12)
