@@ -10,8 +10,9 @@ from ._fit import PARAMS, fit
 class TSGS3VMClassifier(FunctionalClassifier):
     """Semi-supervised SVM (TSGS3VM) as a scikit-learn estimator.
 
-    ``fit(X, y)`` with unlabeled rows marked ``y == -1`` (scikit-learn's
-    semi-supervised convention, as in ``SelfTrainingClassifier``); the parameters
+    ``fit(X, y)`` with unlabeled rows marked ``y == unlabeled_label``, -1 by default
+    (scikit-learn's semi-supervised convention, as in ``SelfTrainingClassifier``; give
+    another, e.g. 0, for LIBSVM's -1 / +1 labels); the parameters
     are those of :func:`algorithms.tsgs3vm.fit` that a model keeps. No ``probability`` parameter (unlike
     DSG and SBP): its labelled rows are the scarce part, and holding 10% of them
     out for Platt's sigmoid leaves too few for the sigmoid and costs the fit the
@@ -35,6 +36,8 @@ class TSGS3VMClassifier(FunctionalClassifier):
         Keep the mean unlabeled prediction at the labeled class balance.
     feature_budget : 'sqrt' or int or None, default=None
         At most this many random features ('sqrt': sqrt(n_unlabeled)); None: no limit.
+    unlabeled_label : label, default=-1
+        The label that marks an unlabeled row in ``y``.
     <parameters random_state to verbose>
     """
 
@@ -46,5 +49,5 @@ class TSGS3VMClassifier(FunctionalClassifier):
 
     def __init__(self, *, C=1.0, C_star=None, unlabeled_loss="shg", kernel="rbf", gamma="median", n_iter=None,
                  batch_size=256, block_size=256, step=1.0, precondition=0.1, balance=True, feature_budget=None,
-                 random_state=None, backend="auto", dtype=None, verbose=0):
+                 unlabeled_label=-1, random_state=None, backend="auto", dtype=None, verbose=0):
         self._store_params(locals())

@@ -37,8 +37,7 @@ PARAMS = ParamTable(
     Param("balance", True, boolean(), "keep the mean unlabeled prediction at the labeled class balance"),
     Param("feature_budget", None, either(integer(1), options("sqrt"), none()),
           "at most this many random features ('sqrt': sqrt(n_unlabeled)); None: no limit"),
-    Param("unlabeled_label", -1, Constraint("a label", lambda v: True), "the label of unlabeled rows in y",
-          estimator=False),
+    Param("unlabeled_label", -1, Constraint("a label", lambda v: True), "the label of unlabeled rows in y"),
     *common_tail(),
 )
 

@@ -99,3 +99,21 @@ def test_feature_budget_caps_the_blocks(semi):
     assert (tsgs3vm.predict(model, X) == y).mean() > 0.9
     sqrt_model = tsgs3vm.fit(X, y_semi, block_size=8, feature_budget="sqrt", random_state=0)
     assert sqrt_model.params["feature_budget"] == int(np.ceil(np.sqrt(sqrt_model.params["n_unlabeled"])))
+
+
+def test_the_estimator_takes_unlabeled_label_for_libsvm_labels():
+    """TSGS3VMClassifier().fit(X, y) with y in {-1, +1} (LIBSVM's labels) took every -1 row
+    for an unlabelled one; unlabeled_label (tsgs3vm.fit's) names another marker."""
+    from sklearn.base import clone
+
+    from algorithms import TSGS3VMClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, 1, -1)
+    y_semi = np.where(np.arange(600) < 100, y, 0)
+    clf = TSGS3VMClassifier(unlabeled_label=0, random_state=0).fit(X, y_semi)
+    assert clf.classes_.tolist() == [-1, 1] and clf.score(X, y) > 0.8
+    assert clone(clf).get_params()["unlabeled_label"] == 0
+    with pytest.raises(ValueError, match="`unlabeled_label`=-1"):
+        TSGS3VMClassifier(random_state=0).fit(X, y)
