@@ -295,3 +295,10 @@ def test_tsgsu_similar_pairs_in_one_chunk_go_to_every_worker(client):
                       da.from_array(X_u, chunks=(500, -1)), prior=0.7, n_iter=16, random_state=0)
     accuracy = _accuracy(tsgsu.predict, model, X, 2 * y - 1)
     assert max(accuracy, 1 - accuracy) > 0.75
+
+
+def test_gamma_scale_on_dask_arrays_reads_every_row(client, ijcnn1):
+    X, y, _, _ = ijcnn1
+    model = dsg.fit(da.from_array(X, chunks=(1500, -1)), da.from_array(y, chunks=1500), gamma="scale", n_iter=2,
+                    batch_size=256, block_size=32, random_state=0)
+    assert model.gamma == pytest.approx(1.0 / (X.shape[1] * X.astype(np.float64).var()), rel=1e-9)
