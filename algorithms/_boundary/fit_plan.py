@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from kbackends import is_array, to_numpy
 
+from .validation import check_nonneg_float
+
 __all__ = ["AutoSettings", "auto_settings", "check_sample_weight", "validation_rows", "weights_of_rows"]
 
 MAX_BATCH = 4096  # rows per iteration of a large data set
@@ -144,3 +146,47 @@ def validation_rows(n_rows, fraction, seed, labels=None, *, every_class=False):
     train, held = train_test_split(np.arange(n_rows), test_size=n_held, random_state=seed % 2**32,
                                    stratify=stratify)
     return np.sort(train), np.sort(held)
+
+
+def check_class_weight(class_weight, classes):
+    """``class_weight`` (None, "balanced" or ``{label: weight}`` of known labels, each
+    weight positive) as the fits use it."""
+    if class_weight is None or class_weight == "balanced":
+        return class_weight
+    if isinstance(class_weight, dict):
+        out = {}
+        for label, value in class_weight.items():
+            if label not in set(classes.tolist()):
+                msg = f"`class_weight` names label {label!r}, which is not in `y` (classes {classes.tolist()})"
+                raise ValueError(msg)
+            out[label] = check_nonneg_float(f"class_weight[{label!r}]", value, positive=True)
+        return out
+    msg = f"`class_weight` must be None, 'balanced' or a dict {{label: weight}}, got {class_weight!r}"
+    raise ValueError(msg)
+
+
+def class_row_weights(class_weights, classes, y_index, sample_weight):
+    """Per-row weights ``s_i = c_{y_i} w_i`` (class weight times sample weight, as
+    scikit-learn combines them), scaled to mean 1 over the rows (so ``lam`` keeps its
+    meaning and a weight k acts as k copies of the row).
+
+    "balanced": ``W / (n_classes W_c)``, W_c the class's total sample weight (for two
+    classes Eq. (46) halved, scikit-learn's convention); a dict gives each label its
+    weight (1 if absent)."""
+    n = y_index.shape[0]
+    if class_weights is None:
+        per_class = np.ones(classes.size)
+    elif class_weights == "balanced":
+        counts = np.bincount(y_index, weights=sample_weight, minlength=classes.size)
+        per_class = sample_weight.sum() / (classes.size * np.where(counts > 0, counts, 1.0))
+    else:
+        per_class = np.array([class_weights.get(c, 1.0) for c in classes.tolist()], dtype=np.float64)
+    w = per_class[y_index] * sample_weight
+    return w * (n / w.sum())
+
+
+def jsonable_weights(class_weight):
+    """``class_weight`` as a model's JSON parameters keep it (labels as strings)."""
+    if isinstance(class_weight, dict):
+        return {str(k): float(v) for k, v in class_weight.items()}
+    return class_weight

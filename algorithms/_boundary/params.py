@@ -416,6 +416,8 @@ def _common():
         Param("precondition", 0.1, PRECONDITION, "relative ridge of the block preconditioner; None: plain steps"),
         Param("average", False, boolean(), "return the Polyak average of the iterates"),
         Param("fit_intercept", True, boolean(), "learn an unpenalised constant"),
+        Param("class_weight", None, either(none(), options("balanced"), instance(dict, text="a dict {label: weight}")),
+              "per-class weights of the loss; 'balanced': n / (n_classes n_c)"),
         Param("random_state", None, RANDOM_STATE,
               "seed of the random features and samples (same seed, same model on every backend)"),
         Param("backend", "auto", BACKEND, "'auto' (the inputs' namespace), 'cpu', 'cuda' or a Backend"),

@@ -52,6 +52,8 @@ DOC_ENTRIES = {
                                                  "input's own), float64 where float32 would overflow; "
                                                  "'float64': full precision.")),
     "verbose": ("int", "0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host)."),
+    "class_weight": ("None, 'balanced' or dict", ("Per-class weights of the loss, times the sample weights "
+                                                   "(scikit-learn's rule); 'balanced': n / (n_classes n_c).")),
     "probability": ("bool", ("``predict_proba`` for any loss: the model is fitted on 90% of the rows and Platt's "
                              "sigmoid on the other 10% (:mod:`algorithms._models.calibration`).")),
 }

@@ -38,6 +38,9 @@ def partial_fit(estimator, X, y, plan, classes=None):
         msg = f"`y` has {y_host.shape[0]} rows but `X` has {X.shape[0]}"
         raise ValueError(msg)
     params = estimator._function_params()  # not `probability` (partial_fit does not calibrate)
+    if params.get("class_weight") is not None:  # per-class weights need every batch's classes at once
+        msg = "`class_weight` is not supported by partial_fit: give the rows' weights to fit, or fit on all rows"
+        raise ValueError(msg)
     loss = params["loss"]
     partial = getattr(estimator, "_partial_", None)
     # A fit() since the last partial_fit replaced the model: start over, as scikit-learn does.

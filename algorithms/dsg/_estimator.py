@@ -5,7 +5,7 @@ from __future__ import annotations
 from sklearn.base import RegressorMixin
 
 from .. import distributed
-from .._boundary.params import options
+from .._boundary.params import ParamTable, options
 from .._models.calibration import with_probability
 from .._models.estimator import DOC_ENTRIES, FunctionalClassifier, FunctionalEstimator, WeightedFit
 from ._fit import CLASSIFICATION_LOSSES, DISTRIBUTED, PARAMS, decision_function, fit, predict
@@ -93,7 +93,8 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     def __init__(self, *, loss="hinge", variant="dsg", kernel="rbf", gamma="median", lam=1e-6, n_iter="auto",
                  batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
                  tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
-                 fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0,
+                 fit_intercept=True, class_weight=None,
+                 random_state=None, backend="auto", dtype=None, verbose=0,
                  probability=False):
         self._store_params(locals())
 
@@ -118,7 +119,9 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
         Iterations run (early stopping may end the fit before ``n_iter``).
     """
 
-    _params = PARAMS.replace(loss={"default": "squared", "constraint": options("squared")})
+    # the regression loss only, and no class weights
+    _params = ParamTable(*(p for p in PARAMS.replace(loss={"default": "squared", "constraint": options("squared")}).params
+                           if p.name != "class_weight"))
     _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _predict = staticmethod(predict)

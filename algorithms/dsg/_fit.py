@@ -13,7 +13,9 @@ from .._models.model import RFFModel
 from .._boundary.params import (
     Constraint, Param, ParamTable, common, common_tail, either, integer, options, real,
 )
-from .._boundary.fit_plan import auto_settings, check_sample_weight, validation_rows
+from .._boundary.fit_plan import (
+    auto_settings, check_class_weight, check_sample_weight, class_row_weights, jsonable_weights, validation_rows,
+)
 from .._boundary.sparse import take_rows
 from . import _distributed
 from ._targets import class_index, target_shift, targets
@@ -65,6 +67,7 @@ PARAMS = ParamTable(
     common("fit_intercept"),
     Param("cache_predictions", "auto", options("auto", True, False),
           "keep f on every training row ('auto': when cheaper)", estimator=False),
+    common("class_weight"),
     *common_tail(),
 )
 
@@ -72,7 +75,8 @@ PARAMS = ParamTable(
 @PARAMS.entry
 def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, early_stopping,
         validation_fraction, n_iter_no_change, tol, block_size, step, schedule, precondition, average,
-        udsg_pattern, fit_intercept, cache_predictions, random_state, backend, dtype, callback, verbose):
+        udsg_pattern, fit_intercept, cache_predictions, class_weight, random_state, backend, dtype, callback,
+        verbose):
     """Fit a kernel machine by doubly stochastic gradients.
 
     Parameters
@@ -170,8 +174,8 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
     RFFModel
     """
     if distributed.is_dask_array(X):  # data-parallel on the current dask.distributed Client
-        if sample_weight is not None:
-            msg = "`sample_weight` is not supported with dask arrays"
+        if sample_weight is not None or class_weight is not None:
+            msg = f"`{'sample_weight' if sample_weight is not None else 'class_weight'}` is not supported with dask arrays"
             raise ValueError(msg)
         X = distributed.row_chunked(X, "X")  # chunk sizes known before the plan reads n
         plan = auto_settings(X.shape[0], n_iter=n_iter, batch_size=batch_size, early_stopping=False)
@@ -183,7 +187,8 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
 
 def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, early_stopping,
           validation_fraction, n_iter_no_change, tol, block_size, step, schedule, precondition, average,
-          udsg_pattern, fit_intercept, cache_predictions, random_state, backend, dtype, callback, verbose):
+          udsg_pattern, fit_intercept, cache_predictions, class_weight, random_state, backend, dtype, callback,
+        verbose):
     """The engine problem of a DSG fit (:func:`fit`'s arguments, validated): the training
     source (and the held-out one of early stopping), the settings, and the model."""
     bk = resolve(backend, resolve_hint(X), y)
@@ -192,6 +197,12 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_ite
     seed = seed_from(random_state)
     shift = target_shift(y) if loss == "squared" else None
     y_matrix, task, classes, source_loss = targets(y, X, bk, loss, shift=shift)
+    if class_weight is not None:  # times the sample weights, as scikit-learn combines them
+        if task == "regression":
+            msg = "`class_weight` applies to classification; loss='squared' is regression"
+            raise ValueError(msg)
+        weights = class_row_weights(check_class_weight(class_weight, classes), classes, class_index(y_matrix),
+                                    np.ones(X.shape[0]) if weights is None else weights)
     if weights is not None and task != "regression":
         check_class_weights(class_index(y_matrix), weights, classes)
     if weights is not None and not np.all(weights > 0):  # weight 0: the row removed
@@ -215,6 +226,7 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_ite
         "n_iter_no_change": n_iter_no_change, "tol": tol, "step": step, "schedule": schedule,
         "precondition": precondition,
         "average": bool(average), "udsg_pattern": list(udsg_pattern), "fit_intercept": bool(fit_intercept),
+        "class_weight": jsonable_weights(class_weight),
     }
 
     def finish(result):

@@ -11,8 +11,9 @@ from kbackends.losses import PSI_CODES, psi
 from . import _setup as setup
 from . import _loop
 from .._boundary.finite import check_finite_fit
+from .._boundary.fit_plan import check_class_weight, class_row_weights, jsonable_weights
 from .._models.model import LinearModel
-from .._boundary.params import Param, ParamTable, common_tail, either, instance, integer, none, options, real
+from .._boundary.params import Param, ParamTable, common, common_tail, either, integer, none, options, real
 from .._boundary.sparse import is_sparse
 from .._boundary.validation import (
     check_class_weights, check_n_features, check_X, check_y_length, encode_classes, encode_known_classes,
@@ -41,8 +42,7 @@ PARAMS = ParamTable(
     Param("tol", "auto", either(options("auto"), real(0), none()),
           "stop when an epoch lowers the training objective by less than tol (relative); None: never; "
           "'auto': 3e-3 with step='auto', None with a given step"),
-    Param("class_weight", None, either(none(), options("balanced"), instance(dict, text="a dict {label: weight}")),
-          "per-class weights of the loss"),
+    common("class_weight"),
     Param("method", "s3gd", options(*METHODS), "s3gd, or prox-SVRG / prox-SGD on the same loop"),
     Param("beta", 10.0, real(0, low_open=True), "smoothing of the anchor graph's weights"),
     Param("kmeans_iter", 5, integer(0), "k-means iterations for the anchors"),
@@ -179,7 +179,7 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     X = check_X(X, bk, dtype, accept_sparse=True)
     classes, y_index = encode_classes(y, bk)
     check_y_length(y_index, X)
-    class_weights = setup.check_class_weight(class_weight, classes)
+    class_weights = check_class_weight(class_weight, classes)
     seed = seed_from(random_state)
     rng = np.random.default_rng(seed)
 
@@ -189,7 +189,7 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     clock = setup.Clock()
     clock.start()
     y_host = to_numpy(y_index)
-    sw_host = setup.row_weights(class_weights, classes, y_host, setup.sample_weights_or_ones(sample_weight, n))
+    sw_host = class_row_weights(class_weights, classes, y_host, setup.sample_weights_or_ones(sample_weight, n))
     check_class_weights(y_host, sw_host, classes, what="the row weights (`sample_weight` times `class_weight`)")
     auto_step = isinstance(step, str)
     step, tol, inner_iter, rms = _defaults_from_data(X, xp, sw_host, step, tol, inner_iter, method=method,
@@ -214,7 +214,7 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     params = {
         "loss": loss, "penalty": penalty, "lam": lam, "l1_ratio": l1_ratio, "n_anchors": n_anchors,
         "k_nearest": k_nearest, "step": step, "inner_iter": inner_iter, "batch_size": batch_size,
-        "max_epochs": max_epochs, "tol": tol, "class_weight": setup.jsonable_weights(class_weight), "beta": beta,
+        "max_epochs": max_epochs, "tol": tol, "class_weight": jsonable_weights(class_weight), "beta": beta,
         "fit_time": clock.elapsed, "setup_time": loop.setup_time, "epochs": epochs_done,
     }
     return _linear_model(coefs, params, X, bk, classes, method)
@@ -295,7 +295,7 @@ def objective(model, X, y, sample_weight=None, *, backend="auto"):
     if isinstance(cw_spec, dict):  # saved with string keys (JSON): back to the labels
         cw_spec = {label: cw_spec[str(label)] for label in classes.tolist() if str(label) in cw_spec}
     y_index = to_numpy(encode_known_classes(y_host, classes, resolve("cpu")))
-    sw_host = setup.row_weights(cw_spec, classes, y_index, setup.sample_weights_or_ones(sample_weight, X.shape[0]))
+    sw_host = class_row_weights(cw_spec, classes, y_index, setup.sample_weights_or_ones(sample_weight, X.shape[0]))
     weights = xp.astype(bk.asarray(sw_host), X.dtype)
     positives = [1] if classes.size == 2 else list(range(classes.size))
     total = 0.0

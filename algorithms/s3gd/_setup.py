@@ -14,7 +14,6 @@ from kbackends import ops, to_numpy
 
 from .._boundary.fit_plan import check_sample_weight
 from .._boundary.sparse import is_sparse, take_rows
-from .._boundary.validation import check_nonneg_float
 
 # Upper bound of psi''(u) of each loss (logistic 1/4, squared hinge 1, smoothed hinge beta/4).
 CURVATURE = {"logistic": lambda beta: 0.25, "squared_hinge": lambda beta: 1.0, "smooth_hinge": lambda beta: beta / 4}
@@ -119,21 +118,6 @@ def warn_scale(rms):
         warnings.warn(msg, UserWarning, stacklevel=4)
 
 
-def check_class_weight(class_weight, classes):
-    if class_weight is None or class_weight == "balanced":
-        return class_weight
-    if isinstance(class_weight, dict):
-        out = {}
-        for label, value in class_weight.items():
-            if label not in set(classes.tolist()):
-                msg = f"`class_weight` names label {label!r}, which is not in `y` (classes {classes.tolist()})"
-                raise ValueError(msg)
-            out[label] = check_nonneg_float(f"class_weight[{label!r}]", value, positive=True)
-        return out
-    msg = f"`class_weight` must be None, 'balanced' or a dict {{label: weight}}, got {class_weight!r}"
-    raise ValueError(msg)
-
-
 def sample_weights_or_ones(sample_weight, n):
     """``sample_weight`` as float64 (n,) host weights, ones for None or all equal (S3GD's
     loop always weighs its rows), checked by the fits' one rule
@@ -142,30 +126,7 @@ def sample_weights_or_ones(sample_weight, n):
     return np.ones(n) if w is None else w
 
 
-def row_weights(class_weights, classes, y_index, sample_weight):
-    """Per-row weights ``s_i = c_{y_i} w_i`` (class weight times sample weight, as
-    scikit-learn combines them), scaled to mean 1 over the rows (so ``lam`` keeps its
-    meaning and a weight k acts as k copies of the row).
 
-    "balanced": ``W / (n_classes W_c)``, W_c the class's total sample weight (for two
-    classes Eq. (46) halved, scikit-learn's convention); a dict gives each label its
-    weight (1 if absent)."""
-    n = y_index.shape[0]
-    if class_weights is None:
-        per_class = np.ones(classes.size)
-    elif class_weights == "balanced":
-        counts = np.bincount(y_index, weights=sample_weight, minlength=classes.size)
-        per_class = sample_weight.sum() / (classes.size * np.where(counts > 0, counts, 1.0))
-    else:
-        per_class = np.array([class_weights.get(c, 1.0) for c in classes.tolist()], dtype=np.float64)
-    w = per_class[y_index] * sample_weight
-    return w * (n / w.sum())
-
-
-def jsonable_weights(class_weight):
-    if isinstance(class_weight, dict):
-        return {str(k): float(v) for k, v in class_weight.items()}
-    return class_weight
 
 
 class Clock:

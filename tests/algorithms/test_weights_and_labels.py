@@ -110,3 +110,40 @@ def test_regression_targets_far_from_zero_keep_their_spread_in_float32():
     model = DSGRegressor(n_iter=60, random_state=0).fit(X[:5000], y[:5000])
     assert model.model_.dtype == "float32"
     assert r2_score(y[5000:], model.predict(X[5000:])) > 0.9
+
+
+def _imbalanced():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=3000) > 1.3, "rare", "common")  # ~10% rare
+    return X, y
+
+
+def test_dsg_class_weight_balanced_raises_the_balanced_accuracy():
+    from sklearn.metrics import balanced_accuracy_score
+
+    X, y = _imbalanced()
+    plain = DSGClassifier(n_iter=40, random_state=0).fit(X, y)
+    balanced = DSGClassifier(n_iter=40, class_weight="balanced", random_state=0).fit(X, y)
+    assert balanced_accuracy_score(y, balanced.predict(X)) > balanced_accuracy_score(y, plain.predict(X)) + 0.02
+    assert balanced.model_.params["class_weight"] == "balanced"
+
+
+def test_dsg_class_weight_dict_is_the_sample_weights_it_stands_for():
+    """{label: w} is the same draw distribution as sample_weight = w[y]: the same model."""
+    X, y = _imbalanced()
+    by_class = dsg.fit(X, y, class_weight={"rare": 5.0}, n_iter=10, random_state=0)
+    by_row = dsg.fit(X, y, np.where(y == "rare", 5.0, 1.0), n_iter=10, random_state=0)
+    np.testing.assert_allclose(np.asarray(by_class.coef), np.asarray(by_row.coef), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda X, y: dsg.fit(X, np.arange(len(y), dtype=float), class_weight="balanced", loss="squared", n_iter=2),
+     "applies to classification"),
+    (lambda X, y: dsg.fit(X, y, class_weight={"missing": 2.0}, n_iter=2), "not in `y`"),
+    (lambda X, y: DSGClassifier(class_weight="balanced").partial_fit(X, y), "not supported by partial_fit"),
+], ids=["regression", "unknown-label", "partial_fit"])
+def test_dsg_class_weight_refused_where_it_has_no_meaning(call, match):
+    X, y = _imbalanced()
+    with pytest.raises(ValueError, match=match):
+        call(X, y)
