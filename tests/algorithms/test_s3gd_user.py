@@ -9,7 +9,8 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 
 from algorithms import S3GDClassifier, s3gd
-from algorithms.s3gd._setup import DEFAULT_TOL, choose_defaults, row_weights
+from algorithms._boundary.fit_plan import class_row_weights as row_weights
+from algorithms.s3gd._setup import DEFAULT_TOL, choose_defaults
 from kbackends import to_numpy
 
 STATS = {"method": "s3gd", "max_sq": 5.0, "mean_sq": 3.0, "nnz_row": 20, "n_features": 20, "n_anchors": 100,
