@@ -27,7 +27,7 @@ class SBPClassifier(WeightedFit, FunctionalClassifier):
         Iterations; 'auto': from n (60 sqrt(n), at least 1000, at most n); None: n (one pass).
     batch_size : int, default=1
         Points drawn from under the water per iteration.
-    <parameters random_state to probability>
+    <parameters class_weight to probability>
 
     Attributes
     ----------
@@ -56,5 +56,5 @@ class SBPClassifier(WeightedFit, FunctionalClassifier):
     _predict = staticmethod(predict)
 
     def __init__(self, *, nu="auto", kernel="rbf", gamma="scale", bias=True, n_iter="auto", batch_size=1,
-                 random_state=None, backend="auto", dtype=None, verbose=0, probability=False):
+                 class_weight=None, random_state=None, backend="auto", dtype=None, verbose=0, probability=False):
         self._store_params(locals())

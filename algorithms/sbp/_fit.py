@@ -11,7 +11,7 @@ from kbackends.ops import RESPONSE_KERNELS, resolve_hint
 
 from .._boundary.finite import check_finite_fit
 from .._models.model import KernelExpansionModel
-from .._boundary.fit_plan import check_sample_weight
+from .._boundary.fit_plan import check_class_weight, check_sample_weight, class_row_weights, jsonable_weights
 from ._defaults import AUTO_ITER_MIN, AUTO_ITER_PER_ROOT, sbp_defaults
 from ._loop import run
 from .._boundary.sparse import take_rows
@@ -46,13 +46,14 @@ PARAMS = ParamTable(
           f"iterations; 'auto': from n ({AUTO_ITER_PER_ROOT} sqrt(n), at least {AUTO_ITER_MIN}, at most n); "
           "None: n (one pass)"),
     Param("batch_size", 1, integer(1), "points drawn from under the water per iteration"),
+    common("class_weight"),
     *common_tail(),
 )
 
 
 @PARAMS.entry
-def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size, random_state, backend, dtype,
-        callback, verbose):
+def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size, class_weight, random_state, backend,
+        dtype, callback, verbose):
     """Fit a kernel SVM by the Stochastic Batch Perceptron.
 
     Parameters
@@ -100,6 +101,9 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
         None: n (one kernel row per point on average); an int as given.
     batch_size : int, default 1
         Points drawn from under the water per iteration (1: Algorithm 1).
+    class_weight : None, "balanced" or dict {label: weight}
+        Per-class weights, times ``sample_weight`` (scikit-learn's rule); "balanced":
+        ``n / (n_classes n_c)``.
     random_state : None, int or numpy Generator
     backend : "auto", "cpu", "cuda" or a Backend
     dtype : {"float32", "float64"} or None
@@ -145,6 +149,9 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
         raise ValueError(msg)
     y_host = to_numpy(y_index)
     weights = check_sample_weight(sample_weight, n)  # None: no weights, or all equal
+    if class_weight is not None:  # times the sample weights, as scikit-learn combines them
+        weights = class_row_weights(check_class_weight(class_weight, classes), classes, y_host,
+                                    np.ones(n) if weights is None else weights)
     if weights is not None:
         check_class_weights(y_host, weights, classes)
         keep = weights > 0
@@ -183,7 +190,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
     intercept = biases / safe
     params = {
         "nu": nu, "gamma": float(gamma), "bias": bool(bias), "weighted": weights is not None, "n_iter": n_iter,
-        "batch_size": batch_size, "seed": seed,
+        "batch_size": batch_size, "class_weight": jsonable_weights(class_weight), "seed": seed,
         "levels": levels.tolist(), "biases": biases.tolist(), "n_iter_done": result["n_iter_done"],
         "n_support": int(support.size), "n_outputs": n_out,
     }

@@ -147,3 +147,15 @@ def test_dsg_class_weight_refused_where_it_has_no_meaning(call, match):
     X, y = _imbalanced()
     with pytest.raises(ValueError, match=match):
         call(X, y)
+
+
+def test_sbp_class_weight_balanced_raises_the_balanced_accuracy():
+    from sklearn.metrics import balanced_accuracy_score
+
+    from algorithms import SBPClassifier
+
+    X, y = _imbalanced()
+    plain = SBPClassifier(random_state=0).fit(X, y)
+    balanced = SBPClassifier(class_weight="balanced", random_state=0).fit(X, y)
+    assert balanced_accuracy_score(y, balanced.predict(X)) > balanced_accuracy_score(y, plain.predict(X)) + 0.02
+    assert balanced.model_.params["class_weight"] == "balanced"
