@@ -41,47 +41,11 @@ def partial_fit(estimator, X, y, plan, classes=None):
     if params.get("class_weight") is not None:  # per-class weights need every batch's classes at once
         msg = "`class_weight` is not supported by partial_fit: give the rows' weights to fit, or fit on all rows"
         raise ValueError(msg)
-    loss = params["loss"]
     partial = getattr(estimator, "_partial_", None)
     # A fit() since the last partial_fit replaced the model: start over, as scikit-learn does.
     first = partial is None or partial.get("model") is not getattr(estimator, "model_", None)
     if first:
-        if loss != "squared":
-            classes = np.unique(y_host) if classes is None else np.unique(np.asarray(classes))
-            if classes.size < 2:
-                msg = f"`classes` must hold at least 2 classes on the first call, got {classes.tolist()}"
-                raise ValueError(msg)
-        seed = seed_from(params["random_state"])
-        shift = None  # regression targets standardised as the first batch's (Problem.target_shift)
-        if loss == "squared":
-            y_float = y_host.astype(np.float64)
-            shift = (float(y_float.mean()), float(y_float.std()) or 1.0)
-        tiny_y = classes if loss != "squared" else y_host[:1]
-        tiny_X = X[: tiny_y.shape[0]] if X.shape[0] >= tiny_y.shape[0] else _repeat_rows(X, tiny_y.shape[0], bk)
-        arguments = plan.params.validate({
-            **params, "random_state": seed, "cache_predictions": False,
-            # "auto" sizes the batch from these tiny rows: not here
-            "batch_size": MAX_BATCH if params["batch_size"] == "auto" else params["batch_size"],
-            "gamma": check_gamma(params["gamma"], X, bk, seed)})
-        problem = plan.build(tiny_X, tiny_y, **arguments)
-        dtype = problem.dtype
-        template = problem.finish(_engine.EngineResult(
-            coef=bk.xp.zeros((0, problem.settings.n_outputs), dtype=dtype),
-            intercept=bk.xp.zeros((problem.settings.n_outputs,), dtype=dtype), n_blocks=0, n_iter_done=0))
-        settings = dataclasses.replace(problem.settings, callback=None)
-        src = problem.sources[0]
-        spec = _Spec(templates=[(src.loss, src.weight, src.batch_size, src.curvature)], settings=settings,
-                     dtype=_dtype_name(bk, dtype), builder=plan.rows,
-                     context={"classes": classes if loss != "squared" else None, "loss": loss, "shift": shift},
-                     capacity_blocks=0)
-        state = _engine.EngineState(
-            stored=bk.xp.zeros((0, settings.n_outputs), dtype=dtype), n_blocks=0, scale=1.0,
-            intercept=bk.xp.zeros((settings.n_outputs,), dtype=dtype), beta=np.zeros(0),
-            averager=_engine.Averager(bk.xp, (0, settings.n_outputs), dtype) if settings.average else None,
-            intercept_sum=bk.xp.zeros((settings.n_outputs,), dtype=dtype),
-            rng=np.random.default_rng(settings.sampling_seed), t=0,
-        )
-        estimator._partial_ = {"spec": spec, "state": state, "template": template}
+        estimator._partial_ = _first_call(X, y_host, bk, params, classes, plan)
     partial = estimator._partial_
     spec, state = partial["spec"], partial["state"]
     X = bk.xp.astype(X, getattr(bk.xp, spec.dtype))  # the first call's compute dtype (as_compute_dtype)
@@ -113,6 +77,49 @@ def partial_fit(estimator, X, y, plan, classes=None):
     if spec.context["classes"] is not None:
         estimator.classes_ = np.asarray(spec.context["classes"])
     return estimator
+
+
+def _first_call(X, y_host, bk, params, classes, plan):
+    """What the first call fixes: the classes, the seed, the width, the regression targets'
+    standardisation, the engine's settings and an empty state; the problem is built by the
+    algorithm's own builder on a few rows that carry the classes."""
+    loss = params["loss"]
+    if loss != "squared":
+        classes = np.unique(y_host) if classes is None else np.unique(np.asarray(classes))
+        if classes.size < 2:
+            msg = f"`classes` must hold at least 2 classes on the first call, got {classes.tolist()}"
+            raise ValueError(msg)
+    seed = seed_from(params["random_state"])
+    shift = None  # regression targets standardised as the first batch's (Problem.target_shift)
+    if loss == "squared":
+        y_float = y_host.astype(np.float64)
+        shift = (float(y_float.mean()), float(y_float.std()) or 1.0)
+    tiny_y = classes if loss != "squared" else y_host[:1]
+    tiny_X = X[: tiny_y.shape[0]] if X.shape[0] >= tiny_y.shape[0] else _repeat_rows(X, tiny_y.shape[0], bk)
+    arguments = plan.params.validate({
+        **params, "random_state": seed, "cache_predictions": False,
+        # "auto" sizes the batch from these tiny rows: not here
+        "batch_size": MAX_BATCH if params["batch_size"] == "auto" else params["batch_size"],
+        "gamma": check_gamma(params["gamma"], X, bk, seed)})
+    problem = plan.build(tiny_X, tiny_y, **arguments)
+    dtype = problem.dtype
+    template = problem.finish(_engine.EngineResult(
+        coef=bk.xp.zeros((0, problem.settings.n_outputs), dtype=dtype),
+        intercept=bk.xp.zeros((problem.settings.n_outputs,), dtype=dtype), n_blocks=0, n_iter_done=0))
+    settings = dataclasses.replace(problem.settings, callback=None)
+    src = problem.sources[0]
+    spec = _Spec(templates=[(src.loss, src.weight, src.batch_size, src.curvature)], settings=settings,
+                 dtype=_dtype_name(bk, dtype), builder=plan.rows,
+                 context={"classes": classes if loss != "squared" else None, "loss": loss, "shift": shift},
+                 capacity_blocks=0)
+    state = _engine.EngineState(
+        stored=bk.xp.zeros((0, settings.n_outputs), dtype=dtype), n_blocks=0, scale=1.0,
+        intercept=bk.xp.zeros((settings.n_outputs,), dtype=dtype), beta=np.zeros(0),
+        averager=_engine.Averager(bk.xp, (0, settings.n_outputs), dtype) if settings.average else None,
+        intercept_sum=bk.xp.zeros((settings.n_outputs,), dtype=dtype),
+        rng=np.random.default_rng(settings.sampling_seed), t=0,
+    )
+    return {"spec": spec, "state": state, "template": template}
 
 
 def _repeat_rows(X, n, bk):
