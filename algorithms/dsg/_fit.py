@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbackends import resolve, to_numpy
+from kbackends import resolve
 from kbackends.ops import resolve_hint
 from kbackends.losses import SUPERVISED_LOSSES
 
@@ -197,14 +197,15 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_ite
     seed = seed_from(random_state)
     shift = target_shift(y) if loss == "squared" else None
     y_matrix, task, classes, source_loss = targets(y, X, bk, loss, shift=shift)
-    if class_weight is not None:  # times the sample weights, as scikit-learn combines them
-        if task == "regression":
-            msg = "`class_weight` applies to classification; loss='squared' is regression"
-            raise ValueError(msg)
-        weights = class_row_weights(check_class_weight(class_weight, classes), classes, class_index(y_matrix),
-                                    np.ones(X.shape[0]) if weights is None else weights)
-    if weights is not None and task != "regression":
-        check_class_weights(class_index(y_matrix), weights, classes)
+    if class_weight is not None and task == "regression":
+        msg = "`class_weight` applies to classification; loss='squared' is regression"
+        raise ValueError(msg)
+    if task != "regression" and (weights is not None or class_weight is not None):
+        index = class_index(y_matrix)
+        if class_weight is not None:  # times the sample weights, as scikit-learn combines them
+            weights = class_row_weights(check_class_weight(class_weight, classes), classes, index,
+                                        np.ones(X.shape[0]) if weights is None else weights)
+        check_class_weights(index, weights, classes)
     if weights is not None and not np.all(weights > 0):  # weight 0: the row removed
         kept = np.flatnonzero(weights > 0)
         X, y_matrix, weights = take_rows(X, bk.asarray(kept), bk.xp), bk.xp.take(y_matrix, bk.asarray(kept), axis=0), \
@@ -243,10 +244,7 @@ def _split_sources(X, y_matrix, weights, loss, plan, fraction, seed, bk, *, stra
         return [_engine.Source(X=X, y=y_matrix, loss=loss, weight=1.0, batch_size=plan.batch_size,
                                sample_weight=weights)]
     xp = bk.xp
-    labels = None
-    if stratify:
-        labels = to_numpy(xp.argmax(y_matrix, axis=1)) if y_matrix.shape[1] > 1 else to_numpy(y_matrix[:, 0])
-    train, held = validation_rows(X.shape[0], fraction, seed, labels)
+    train, held = validation_rows(X.shape[0], fraction, seed, class_index(y_matrix) if stratify else None)
     out = []
     for rows in (train, held):
         w = None if weights is None else check_sample_weight(weights[rows], rows.size)

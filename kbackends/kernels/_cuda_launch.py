@@ -6,7 +6,9 @@ limits can be checked on any machine: the CUDA simulator has no grid limits,
 a real GPU rejects a launch past them.
 """
 
+import importlib
 import os
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -208,9 +210,6 @@ def core_api():
     Numba, whose host time per launch is several times the fast path's)."""
     global _core, core_source
     if _core is False:
-        import importlib
-        import warnings
-
         _core, reasons = None, []
         for name in _CORE_MODULES:
             try:
