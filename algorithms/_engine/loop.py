@@ -33,7 +33,10 @@ Polyak averaging of the iterates is optional and costs O(1) per event (see
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from kbackends import ops, sync_free, to_host_async
 from kbackends.random import omega_block
@@ -98,6 +101,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
     docstring), in a region with no device -> host transfer (:func:`kbackends.sync_free`);
     only a user callback may read (it runs in a hole)."""
     it = _Iteration(sources, bk, settings, dtype, resume, stop)
+    stopped = False
     with sync_free():
         for t in range(it.t_done + 1, it.last + 1):
             eta = step_size(it.schedule, settings.step, settings.lam, t)
@@ -109,8 +113,18 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
             it.update_predictions(t, omega, phase, delta, eta)  # the caches and 6
             it.end_iteration(t)
             if it.report(t, batches, eta, target) or (it.monitor is not None and it.monitor.stop()):
+                stopped = True
                 break
+    if it.monitor is not None and not stopped and it.t_done >= settings.n_iter:
+        _warn_not_converged(settings.n_iter)
     return it.result()
+
+
+def _warn_not_converged(n_iter):
+    """scikit-learn's ConvergenceWarning: the iterations ran out while the held-out loss still improved."""
+    msg = (f"the fit ran its {n_iter} iterations (`n_iter`) before early stopping ended it: the held-out loss was "
+           "still improving; raise `n_iter` for a better model")
+    warnings.warn(msg, ConvergenceWarning, stacklevel=4)
 
 
 class _Iteration:
@@ -146,7 +160,9 @@ class _Iteration:
             self.averager, self.intercept_sum, self.rng, self.t_done, self.pending = (
                 r.averager, r.intercept_sum, r.rng, r.t, r.pending)
         self.caches = [self._cache(src) for src in sources]
-        self.bar = engine_bar(s.verbose, self.last, s.label or s.variant, initial=self.t_done)
+        self.bar = engine_bar(s.verbose, self.last, s.label or s.variant, initial=self.t_done,
+                              rows_per_iteration=sum(src.batch_size for src in sources),
+                              n_rows=sum(src.n_rows for src in sources))
         self.monitor = None
         if s.early_stopping is not None:
             held_out = s.early_stopping.source.X
@@ -164,7 +180,7 @@ class _Iteration:
         if use_cache == "auto":
             # Keeping f on all rows costs n_rows per block update; evaluating the batch
             # over all blocks costs about batch * n_blocks / 2 per iteration.
-            use_cache = src.X.shape[0] <= src.batch_size * self.max_blocks / 2
+            use_cache = src.n_rows <= src.batch_size * self.max_blocks / 2
         return self.xp.zeros((src.X.shape[0], self.settings.n_outputs), dtype=self.dtype) if use_cache else None
 
     def block(self, b):
@@ -314,7 +330,8 @@ class _Iteration:
         the batch loss on the host (a fit with a callback synchronises once per iteration).
         True when the callback asks to stop."""
         if self.bar is not None:
-            self.bar.step(t, self.n_blocks, lambda: _batch_loss(batches, self.xp))
+            held_out = self.monitor.losses[-1] if self.monitor is not None and self.monitor.losses else None
+            self.bar.step(t, self.n_blocks, lambda: _batch_loss(batches, self.xp), held_out)
         if self.settings.callback is None:
             return False
         with sync_free(False):

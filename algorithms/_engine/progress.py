@@ -44,7 +44,7 @@ class ProgressBar:
         Default ``sys.stderr`` at the time of the call.
     """
 
-    def __init__(self, total, desc, *, unit="it", initial=0, stream=None):
+    def __init__(self, total, desc, *, unit="it", initial=0, stream=None, smoothing=0.3):
         self.total = total
         self.desc = desc
         self.unit = unit
@@ -61,7 +61,7 @@ class ProgressBar:
             return
         # A log file (not a terminal) gets a line every few seconds, not ten a second.
         self.bar = tqdm(total=total, desc=desc, unit=unit, initial=initial, file=self.stream,
-                        mininterval=0.1 if self.interactive else 5.0, dynamic_ncols=True)
+                        mininterval=0.1 if self.interactive else 5.0, dynamic_ncols=True, smoothing=smoothing)
 
     def update(self, done, **fields):
         """Set the steps done to ``done`` (absolute); ``fields`` (host numbers) go after the bar."""
@@ -75,6 +75,14 @@ class ProgressBar:
             self.bar.update(step)
             return
         self._line(final=False)
+
+    def restart_clock(self):
+        """Estimate the rate (and the time left) from the steps after this one only:
+        called once the first step, which compiles the kernels, is done."""
+        if self.bar is not None:  # tqdm's rate is (n - initial) / (now - start_t) with smoothing 0
+            now = self.bar._time()
+            self.bar.initial, self.bar.start_t = self.bar.n, now
+            self.bar.last_print_t = max(self.bar.last_print_t, now)  # tqdm's close shows bars printed since start_t
 
     def close(self):
         """Show the last state and end the bar's line."""
@@ -116,23 +124,34 @@ def progress_bar(verbose, total, desc, **kwargs):
 
 
 class EngineBar(ProgressBar):
-    """The engine's bar: iterations, blocks, and the batch loss of ``LOSS_EVERY``
-    iterations ago (started to the host then with :func:`kbackends.to_host_async`,
-    read now: its copy is long done, so the loop never waits for the device)."""
+    """The engine's bar: iterations, blocks, rows read and passes over the training
+    rows, early stopping's held-out loss (already on the host) and the batch loss of
+    ``LOSS_EVERY`` iterations ago (started to the host then with
+    :func:`kbackends.to_host_async`, read now: its copy is long done, so the loop never
+    waits for the device). The time left is estimated from the iterations after the
+    first (which compiles the kernels), at their mean rate."""
 
-    def __init__(self, total, desc, **kwargs):
-        super().__init__(total, desc, **kwargs)
+    def __init__(self, total, desc, *, rows_per_iteration=0, n_rows=0, **kwargs):
+        super().__init__(total, desc, smoothing=0, **kwargs)
         self.on_the_way = None
+        self.rows_per_iteration, self.n_rows = rows_per_iteration, n_rows
+        self.first = self.done
 
-    def step(self, t, n_blocks, batch_loss):
+    def step(self, t, n_blocks, batch_loss, held_out_loss=None):
         """Iteration ``t`` done; ``batch_loss()`` gives its loss as a 0-d device array
-        (called every ``LOSS_EVERY`` iterations and at the last one only)."""
-        fields = {"blocks": n_blocks}
+        (called every ``LOSS_EVERY`` iterations and at the last one only);
+        ``held_out_loss``: the last held-out loss read (a host float), if any."""
+        rows = t * self.rows_per_iteration
+        fields = {"blocks": n_blocks, "rows": rows, "held_out": held_out_loss}
+        if self.n_rows:
+            fields["passes"] = round(rows / self.n_rows, 2)
         if t % LOSS_EVERY == 0 or t == self.total:
             if self.on_the_way is not None:
                 fields["loss"] = float(self.on_the_way.get())
             self.on_the_way = to_host_async(batch_loss())
         self.update(t, **fields)
+        if t == self.first + 1:
+            self.restart_clock()
 
     def close(self):
         """Read the last loss started (after the loop, where waiting is allowed) and close."""

@@ -38,6 +38,10 @@ class Source:
         Relative weights of the rows (positive, on the host). The mini-batches draw
         row ``i`` with probability ``w_i / sum(w)``, so weight ``k`` is the row
         repeated ``k`` times in distribution (see :meth:`draw`); None: uniform.
+    rows : numpy int64 array or None
+        The rows of ``X`` (and ``y``) the source draws from, on the host: a source
+        on part of an array without copying it (the training rows of an early-stopping
+        split); ``sample_weight`` is then one weight per entry of ``rows``. None: every row.
     """
 
     X: object
@@ -49,6 +53,7 @@ class Source:
     # for losses whose curvature in f is not their weight (TSGSU's similar points: 0).
     curvature: float | None = None
     sample_weight: object = None
+    rows: object = None
     _cdf: object = field(default=None, init=False, repr=False)
 
     def draw(self, rng):
@@ -60,13 +65,20 @@ class Source:
         scale (so the step schedule and the preconditioner's curvature need no
         change) and has the lower variance for skewed weights.
         """
-        n = self.X.shape[0]
+        n = self.n_rows
         if self.sample_weight is None:
-            return rng.integers(0, n, size=self.batch_size)
-        if self._cdf is None:
-            self._cdf = np.cumsum(self.sample_weight, dtype=np.float64)
-        u = rng.random(self.batch_size) * self._cdf[-1]
-        return np.minimum(np.searchsorted(self._cdf, u, side="right"), n - 1)
+            drawn = rng.integers(0, n, size=self.batch_size)
+        else:
+            if self._cdf is None:
+                self._cdf = np.cumsum(self.sample_weight, dtype=np.float64)
+            u = rng.random(self.batch_size) * self._cdf[-1]
+            drawn = np.minimum(np.searchsorted(self._cdf, u, side="right"), n - 1)
+        return drawn if self.rows is None else self.rows[drawn]
+
+    @property
+    def n_rows(self):
+        """The rows the source draws from."""
+        return self.X.shape[0] if self.rows is None else self.rows.shape[0]
 
 
 @dataclass
