@@ -105,7 +105,7 @@ class Algorithm:
 
 
 _RFF = ("kernel", "gamma", "n_iter", "batch_size", "block_size", "step", "precondition")
-_DSG = ("loss", "lam", *_RFF, "average", "early_stopping", "validation_fraction", "n_iter_no_change", "tol",
+_DSG = ("loss", "lam", *_RFF, "average", "feature_budget", "early_stopping", "validation_fraction", "n_iter_no_change", "tol",
         "probability")
 
 ALGORITHMS = {
@@ -126,7 +126,7 @@ ALGORITHMS = {
                   options=("C", "C_star", "unlabeled_loss", *_RFF, "balance", "feature_budget")),
         Algorithm("tsgsu", "algorithms.tsgsu", "RFFModel", "su",
                   "classification from similar pairs and unlabelled points (SU)",
-                  options=("prior", "loss", "correction", "lam", *_RFF, "average")),
+                  options=("prior", "loss", "correction", "lam", *_RFF, "average", "feature_budget")),
         Algorithm("sbp", "algorithms.sbp", "KernelExpansionModel", "supervised",
                   "kernel SVM by the stochastic batch perceptron",
                   options=("nu", "kernel", "gamma", "bias", "n_iter", "batch_size", "probability")),

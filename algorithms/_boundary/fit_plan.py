@@ -19,9 +19,15 @@ __all__ = ["AutoSettings", "auto_settings", "check_sample_weight", "validation_r
 
 MAX_BATCH = 4096  # rows per iteration of a large data set
 PASSES = 10  # without early stopping: about this many passes over the data ...
-MIN_ITER, MAX_ITER = 10, 200  # ... clipped to this range; with early stopping: MAX_ITER
+MIN_ITER, MAX_ITER = 10, 200  # ... clipped to this range; with early stopping: at least MAX_ITER ...
+EARLY_STOPPING_PASSES = 1  # ... and at least this many passes over the data
 EARLY_STOPPING_MIN_ROWS = 10_000  # as HistGradientBoosting's early_stopping="auto"
-MAX_VALIDATION_ROWS = 100_000  # held-out rows at most (their f is updated every iteration)
+MAX_VALIDATION_ROWS = 50_000  # held-out rows at most (their f is updated every iteration)
+# feature_budget="auto": a model whose evaluation costs about FEATURE_WORK multiply-adds
+# a row (features x (input cost per row + COS_COST)), clipped to [MIN_FEATURES, MAX_FEATURES].
+FEATURE_WORK = 2**20
+COS_COST = 32  # a cosine and the coefficient's multiply-add, in multiply-adds of the inner product
+MIN_FEATURES, MAX_FEATURES = 8_192, 51_200
 
 
 @dataclass(frozen=True)
@@ -67,8 +73,39 @@ def auto_settings(n_samples, *, n_iter="auto", batch_size="auto", early_stopping
     else:
         early = bool(early_stopping)
     if n_iter == "auto":
-        n_iter = MAX_ITER if early else min(MAX_ITER, max(MIN_ITER, math.ceil(PASSES * n / batch)))
+        if early:
+            n_iter = max(MAX_ITER, math.ceil(EARLY_STOPPING_PASSES * n / batch))
+        else:
+            n_iter = min(MAX_ITER, max(MIN_ITER, math.ceil(PASSES * n / batch)))
     return AutoSettings(n_iter=int(n_iter), batch_size=batch, early_stopping=early)
+
+
+def auto_feature_budget(row_cost):
+    """The features of ``feature_budget="auto"`` (DSG, UDSG, CDSG, TSGS3VM, TSGSU) for rows that cost ``row_cost``
+    multiply-adds each in the features' inner products (the number of features of
+    dense rows, the mean stored values of a sparse row).
+
+    ``FEATURE_WORK / (row_cost + COS_COST)`` clipped to [8,192, 51,200]: a model whose
+    evaluation costs about a million multiply-adds a row, so that an iteration past the
+    budget costs about the same whatever the data's width, and a pass over ``n`` rows
+    ``O(n)`` (20,164 features for 20 dense features; 51,200, the 200 blocks of the
+    early-stopping bound of ``n_iter``, is the most). The data's size enters through the
+    iterations (:func:`auto_settings`: at least one pass over the rows), the width
+    through the features they can afford.
+    """
+    return int(min(MAX_FEATURES, max(MIN_FEATURES, FEATURE_WORK // (max(0, math.ceil(row_cost)) + COS_COST))))
+
+
+def budget_blocks(feature_budget, X, block_size):
+    """The most blocks a fit on ``X`` may hold (its ``max_blocks``), from ``feature_budget``:
+    None (no limit), an integer (features), or "auto" (:func:`auto_feature_budget` of the
+    cost of ``X``'s rows), rounded up to whole blocks."""
+    if feature_budget is None:
+        return None
+    if feature_budget == "auto":
+        nnz = getattr(X, "nnz", None)  # scipy / cupyx sparse: the stored values set the cost
+        feature_budget = auto_feature_budget(X.shape[1] if nnz is None else nnz / max(X.shape[0], 1))
+    return max(1, math.ceil(int(feature_budget) / block_size))
 
 
 def check_sample_weight(sample_weight, n_rows, name="sample_weight"):

@@ -415,6 +415,9 @@ def _common():
         Param("schedule", "auto", options(*SCHEDULES), "step schedule"),
         Param("precondition", 0.1, PRECONDITION, "relative ridge of the block preconditioner; None: plain steps"),
         Param("average", False, boolean(), "return the Polyak average of the iterates"),
+        Param("feature_budget", "auto", either(options("auto"), integer(1), none()),
+              "at most this many random features (whole blocks), then each iteration updates an old block; "
+              "auto: about a million multiply-adds a row; None: no limit"),
         Param("fit_intercept", True, boolean(), "learn an unpenalised constant"),
         Param("class_weight", None, either(none(), options("balanced"), instance(dict, text="a dict {label: weight}")),
               "per-class weights of the loss; 'balanced': n / (n_classes n_c)"),

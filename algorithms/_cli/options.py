@@ -78,7 +78,11 @@ def _precondition(text):
 
 
 def _budget(text):
-    return "sqrt" if text == "sqrt" else positive_int(text)
+    """Features (an integer), 'auto', 'none' (no limit) or 'sqrt' (TSGS3VM)."""
+    word = text.lower()
+    if word in ("auto", "sqrt"):
+        return word
+    return None if word == "none" else positive_int(text)
 
 
 def _auto_bool(text):
@@ -141,7 +145,8 @@ OPTIONS = {
     "C_star": (_nonneg_float, "C_STAR", "auto: C * labelled / unlabelled"),
     "unlabeled_loss": ("choice", "LOSS", ""),
     "balance": ("bool", None, ""),
-    "feature_budget": (_budget, "N", "an integer or 'sqrt' of the unlabelled rows; auto: no limit"),
+    "feature_budget": (_budget, "N", "an integer, 'none' (no limit) or, for tsgs3vm, 'sqrt' of the unlabelled "
+                                     "rows"),
     "prior": (_open_unit, "PRIOR", "of --positive-class, in (0, 1), not 1/2; auto: estimated, the larger "
                                    "class is positive"),
     "correction": ("choice", "KIND", ""),

@@ -44,6 +44,10 @@ DOC_ENTRIES = {
     "schedule": ("{'auto', 'theta_over_t', 'constant', 'inverse_scaling'}", "Step schedule."),
     "precondition": ("float or None", "Relative ridge of the block preconditioner; None: plain steps."),
     "average": ("bool", "Return the Polyak average of the iterates."),
+    "feature_budget": ("'auto', int or None", ("At most this many random features; once reached, each iteration "
+                                               "updates an old block, so a pass over the data costs O(n). 'auto': "
+                                               "about a million multiply-adds a row (~20,000 features for 20 dense "
+                                               "features); None: no limit.")),
     "fit_intercept": ("bool", "Learn an unpenalised constant."),
     "random_state": ("None, int or numpy Generator / RandomState",
                      "Seed of the random draws (the same seed gives the same model on every backend)."),
@@ -51,7 +55,8 @@ DOC_ENTRIES = {
     "dtype": ("{'float32', 'float64'} or None", ("Compute dtype; None: float32 whatever the input (S3GD: the "
                                                  "input's own), float64 where float32 would overflow; "
                                                  "'float64': full precision.")),
-    "verbose": ("int", "0: silent; 1: a progress bar on stderr (iterations, and a batch loss already on the host)."),
+    "verbose": ("int", ("0: silent; 1: a progress bar on stderr (iterations, rows read, passes, the held-out loss; "
+                        "the time left excludes compilation).")),
     "class_weight": ("None, 'balanced' or dict", ("Per-class weights of the loss, times the sample weights "
                                                    "(scikit-learn's rule); 'balanced': n / (n_classes n_c).")),
     "probability": ("bool", ("``predict_proba`` for any loss: the model is fitted on 90% of the rows and Platt's "

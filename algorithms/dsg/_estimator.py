@@ -19,8 +19,9 @@ _DOC_ENTRIES = {
                                             "(G new blocks, then U updates of old ones) and 'cdsg' (an old "
                                             "block updated when the checking rule says so) reuse old ones.")),
     "lam": ("float", "RKHS penalty (lam / 2) ||f||^2."),
-    "n_iter": ("'auto' or int", ("Iterations (each adds or updates one block); 'auto': 200 with early "
-                                 "stopping, else ~10 passes.")),
+    "n_iter": ("'auto' or int", ("Iterations (each adds or updates one block); 'auto': with early "
+                                 "stopping, the larger of 200 and one pass over the rows, else ~10 passes "
+                                 "clipped to [10, 200].")),
     "batch_size": ("'auto' or int", "Rows drawn per iteration; 'auto': min(4096, n)."),
     "early_stopping": ("'auto' or bool", ("Stop when the held-out loss stops improving; 'auto': with "
                                           "n_iter='auto' and >= 10,000 rows.")),
@@ -93,7 +94,7 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     def __init__(self, *, loss="hinge", variant="dsg", kernel="rbf", gamma="median", lam=1e-6, n_iter="auto",
                  batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
                  tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
-                 fit_intercept=True, class_weight=None,
+                 feature_budget="auto", fit_intercept=True, class_weight=None,
                  random_state=None, backend="auto", dtype=None, verbose=0,
                  probability=False):
         self._store_params(locals())
@@ -129,5 +130,5 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
     def __init__(self, *, loss="squared", variant="dsg", kernel="rbf", gamma="median", lam=1e-6, n_iter="auto",
                  batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
                  tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
-                 fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0):
+                 feature_budget="auto", fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0):
         self._store_params(locals())

@@ -14,7 +14,7 @@ from .._boundary.params import (
     Constraint, Param, ParamTable, common, common_tail, either, integer, options, real,
 )
 from .._boundary.fit_plan import (
-    auto_settings, check_class_weight, check_sample_weight, class_row_weights, jsonable_weights, validation_rows,
+    auto_settings, budget_blocks, check_class_weight, check_sample_weight, class_row_weights, jsonable_weights, validation_rows,
 )
 from .._boundary.sparse import take_rows
 from . import _distributed
@@ -61,6 +61,7 @@ PARAMS = ParamTable(
     common("schedule"),
     common("precondition", default=PRECONDITION_DEFAULT),
     common("average"),
+    common("feature_budget"),
     Param("udsg_pattern", (1, 1), Constraint("a pair (G >= 1, U >= 0) of integers", lambda v: True, _is_udsg_pattern,
                                              lambda v: (int(v[0]), int(v[1]))),
           "UDSG's G new blocks then U old ones", estimator=False),
@@ -75,8 +76,8 @@ PARAMS = ParamTable(
 @PARAMS.entry
 def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, early_stopping,
         validation_fraction, n_iter_no_change, tol, block_size, step, schedule, precondition, average,
-        udsg_pattern, fit_intercept, cache_predictions, class_weight, random_state, backend, dtype, callback,
-        verbose):
+        feature_budget, udsg_pattern, fit_intercept, cache_predictions, class_weight, random_state, backend, dtype,
+        callback, verbose):
     """Fit a kernel machine by doubly stochastic gradients.
 
     Parameters
@@ -143,6 +144,15 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
         chosen on seven real data sets (docs/benchmarks.md, "DSG defaults").
     average : bool, default False
         Return the Polyak average of the iterates instead of the last one.
+    feature_budget : "auto", int or None, default "auto"
+        At most this many random features (rounded down to whole blocks, at least
+        one): once the model holds them, each iteration updates an old block instead
+        of adding one (UDSG's uniform choice for "dsg" and "udsg", the checking rule
+        for "cdsg"), so an iteration's cost stops growing and a pass over the data
+        costs O(n). "auto": about a million multiply-adds a row,
+        :func:`algorithms._boundary.fit_plan.auto_feature_budget` (~20,000 features
+        for 20 dense features, 8,192 to 51,200 in all); None: no limit (the paper's
+        DSG, whose iteration cost grows with the iterations).
     udsg_pattern : (int, int), default (1, 1)
         UDSG's (G, U): G iterations with new blocks, then U with old ones.
     fit_intercept : bool, default True
@@ -187,8 +197,8 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
 
 def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, early_stopping,
           validation_fraction, n_iter_no_change, tol, block_size, step, schedule, precondition, average,
-          udsg_pattern, fit_intercept, cache_predictions, class_weight, random_state, backend, dtype, callback,
-        verbose):
+          feature_budget, udsg_pattern, fit_intercept, cache_predictions, class_weight, random_state, backend, dtype,
+          callback, verbose):
     """The engine problem of a DSG fit (:func:`fit`'s arguments, validated): the training
     source (and the held-out one of early stopping), the settings, and the model."""
     bk = resolve(backend, resolve_hint(X), y)
@@ -218,6 +228,7 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_ite
     settings = _engine.engine_settings(
         locals(), gamma=gamma, seed=seed, variant=variant, udsg_new=udsg_pattern[0], udsg_old=udsg_pattern[1],
         n_outputs=y_matrix.shape[1], cache_predictions=cache_predictions, n_iter=plan.n_iter,
+        max_blocks=budget_blocks(feature_budget, X, block_size),
         early_stopping=None if len(sources) == 1 else _engine.EarlyStopping(
             sources[1], n_iter_no_change=n_iter_no_change, tol=tol),
     )
@@ -226,7 +237,7 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_ite
         "early_stopping": plan.early_stopping, "validation_fraction": validation_fraction,
         "n_iter_no_change": n_iter_no_change, "tol": tol, "step": step, "schedule": schedule,
         "precondition": precondition,
-        "average": bool(average), "udsg_pattern": list(udsg_pattern), "fit_intercept": bool(fit_intercept),
+        "average": bool(average), "feature_budget": feature_budget, "udsg_pattern": list(udsg_pattern), "fit_intercept": bool(fit_intercept),
         "class_weight": jsonable_weights(class_weight),
     }
 
@@ -239,19 +250,23 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_ite
 
 def _split_sources(X, y_matrix, weights, loss, plan, fraction, seed, bk, *, stratify):
     """The training source, and the held-out one when early stopping is on (stratified
-    by class; the held-out rows keep their weights)."""
+    by class; the held-out rows keep their weights). The training source draws from its
+    rows of ``X`` in place (no copy of the data); the held-out rows (at most
+    ``MAX_VALIDATION_ROWS``) are copied once."""
     if not plan.early_stopping or X.shape[0] < 2:
         return [_engine.Source(X=X, y=y_matrix, loss=loss, weight=1.0, batch_size=plan.batch_size,
                                sample_weight=weights)]
     xp = bk.xp
     train, held = validation_rows(X.shape[0], fraction, seed, class_index(y_matrix) if stratify else None)
-    out = []
-    for rows in (train, held):
-        w = None if weights is None else check_sample_weight(weights[rows], rows.size)
-        index = bk.asarray(rows)
-        out.append(_engine.Source(X=take_rows(X, index, xp), y=xp.take(y_matrix, index, axis=0), loss=loss,
-                                  weight=1.0, batch_size=plan.batch_size, sample_weight=w))
-    return out
+    w_train, w_held = (None, None) if weights is None else (
+        check_sample_weight(weights[train], train.size), check_sample_weight(weights[held], held.size))
+    index = bk.asarray(held)
+    return [
+        _engine.Source(X=X, y=y_matrix, loss=loss, weight=1.0, batch_size=plan.batch_size, sample_weight=w_train,
+                       rows=train),
+        _engine.Source(X=take_rows(X, index, xp), y=xp.take(y_matrix, index, axis=0), loss=loss, weight=1.0,
+                       batch_size=plan.batch_size, sample_weight=w_held),
+    ]
 
 
 def decision_function(model, X, *, backend="auto"):

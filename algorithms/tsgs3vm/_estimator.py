@@ -34,8 +34,10 @@ class TSGS3VMClassifier(FunctionalClassifier):
     <parameters block_size to precondition>
     balance : bool, default=True
         Keep the mean unlabeled prediction at the labeled class balance.
-    feature_budget : 'sqrt' or int or None, default=None
-        At most this many random features ('sqrt': sqrt(n_unlabeled)); None: no limit.
+    feature_budget : 'auto', 'sqrt', int or None, default='auto'
+        At most this many random features, then old blocks are updated; 'auto': the rule of
+        every engine algorithm (about a million multiply-adds a row), 'sqrt': sqrt(n_unlabeled);
+        None: no limit.
     unlabeled_label : label, default=-1
         The label that marks an unlabeled row in ``y``.
     <parameters random_state to verbose>
@@ -48,6 +50,6 @@ class TSGS3VMClassifier(FunctionalClassifier):
     _predict = staticmethod(predict)
 
     def __init__(self, *, C=1.0, C_star=None, unlabeled_loss="shg", kernel="rbf", gamma="median", n_iter=None,
-                 batch_size=256, block_size=256, step=1.0, precondition=0.1, balance=True, feature_budget=None,
+                 batch_size=256, block_size=256, step=1.0, precondition=0.1, balance=True, feature_budget="auto",
                  unlabeled_label=-1, random_state=None, backend="auto", dtype=None, verbose=0):
         self._store_params(locals())

@@ -17,6 +17,7 @@ from .._boundary.params import (
     Constraint, Param, ParamTable, boolean, common, common_tail, either, integer, none,
     options, real,
 )
+from .._boundary.fit_plan import budget_blocks
 from .._boundary.sparse import stack_rows, take_rows
 from .._boundary.validation import as_compute_dtype, check_gamma, check_labels, check_X, seed_from
 from ..dsg import decision_function, predict  # noqa: F401 (public here: tsgs3vm.predict)
@@ -35,8 +36,9 @@ PARAMS = ParamTable(
     common("step"),
     common("precondition"),
     Param("balance", True, boolean(), "keep the mean unlabeled prediction at the labeled class balance"),
-    Param("feature_budget", None, either(integer(1), options("sqrt"), none()),
-          "at most this many random features ('sqrt': sqrt(n_unlabeled)); None: no limit"),
+    common("feature_budget", constraint=either(options("auto", "sqrt"), integer(1), none()),
+           doc="at most this many random features, then old blocks are updated; auto: DSG's rule, "
+               "'sqrt': sqrt(n_unlabeled); None: no limit"),
     Param("unlabeled_label", -1, Constraint("a label", lambda v: True), "the label of unlabeled rows in y"),
     *common_tail(),
 )
@@ -77,10 +79,12 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
         Rows drawn from each of the labeled and the unlabeled data per iteration.
     balance : bool, default True
         Keep the mean prediction on unlabeled batches at the labeled class balance.
-    feature_budget : int, "sqrt" or None, default None
+    feature_budget : "auto", int, "sqrt" or None, default "auto"
         At most this many random features (rounded up to whole blocks); once
         reached, each iteration updates an old block drawn at random, so the
         cost of an iteration stops growing and a pass is linear in its length.
+        "auto": about a million multiply-adds a row, the rule of every engine
+        algorithm (:func:`algorithms._boundary.fit_plan.auto_feature_budget`);
         "sqrt" is sqrt(n_unlabeled), the paper's setting. None: a new block
         every iteration (cost quadratic in the number of iterations).
 
@@ -134,10 +138,10 @@ def _build(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, 
 
     if feature_budget == "sqrt":
         feature_budget = max(1, math.ceil(math.sqrt(max(n_u, 1))))
-    max_blocks = None if feature_budget is None else math.ceil(feature_budget / block_size)
 
     seed = seed_from(random_state)
     both = stack_rows((X_l, X_u), xp)
+    max_blocks = budget_blocks(feature_budget, both, block_size)
     gamma = check_gamma(gamma, both, bk, seed)
     # Two classes: one output, y = +-1. More: one column per class (one-vs-rest), each
     # column its own S3VM on shared random features, balanced to its own class ratio.

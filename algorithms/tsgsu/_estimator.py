@@ -45,8 +45,9 @@ class TSGSUClassifier(FunctionalClassifier):
     batch_size : int, default=1000
         Points drawn from each of the similar and unlabeled data.
     <parameters block_size to average>
-    feature_budget : int or None, default=None
-        At most this many random features; None: no limit.
+    feature_budget : 'auto', int or None, default='auto'
+        At most this many random features, then old blocks are updated; 'auto': the rule of
+        every engine algorithm (about a million multiply-adds a row); None: no limit.
     fit_intercept : bool, default=True
         Learn an unpenalised constant.
     positive_class : label (str, int, float or bool), default=1
@@ -77,7 +78,7 @@ class TSGSUClassifier(FunctionalClassifier):
 
     def __init__(self, *, prior=None, loss="squared", correction="abs", correction_smoothing=0.9,
                  correction_margin=2.0, lam=0.1, kernel="rbf", gamma="median", n_iter=100, batch_size=1000,
-                 block_size=32, step=0.5, schedule="auto", precondition=1.0, average=True, feature_budget=None,
+                 block_size=32, step=0.5, schedule="auto", precondition=1.0, average=True, feature_budget="auto",
                  fit_intercept=True, positive_class=1, negative_class=-1, random_state=None, backend="auto",
                  dtype=None, verbose=0):
         self._store_params(locals())

@@ -26,6 +26,7 @@ from .._boundary.params import (
     options,
     real,
 )
+from .._boundary.fit_plan import budget_blocks
 from .._boundary.sparse import stack_rows
 from .._boundary.validation import check_gamma, check_prior, seed_from
 from ._inputs import check_su_inputs
@@ -54,7 +55,7 @@ PARAMS = ParamTable(
     common("schedule"),
     common("precondition", default=1.0),
     common("average", default=True),
-    Param("feature_budget", None, either(integer(1), none()), "at most this many random features; None: no limit"),
+    common("feature_budget"),
     common("fit_intercept"),
     Param("positive_class", 1, LABEL, "label predicted for the class of prior `prior` (estimated: the larger class)"),
     Param("negative_class", -1, LABEL, "label predicted for the other class"),
@@ -133,9 +134,10 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
     average : bool, default True
         Return the Polyak average of the iterates (beyond the paper; it damps
         the noise of the SU gradient).
-    feature_budget : int or None, default None
-        At most this many random features; then old blocks are revisited (as in
-        :func:`algorithms.tsgs3vm.fit`).
+    feature_budget : "auto", int or None, default "auto"
+        At most this many random features (whole blocks); then old blocks are
+        revisited (as in :func:`algorithms.dsg.fit`); "auto": the rule of every
+        engine algorithm, :func:`algorithms._boundary.fit_plan.auto_feature_budget`.
     fit_intercept : bool, default True
         Learn an unpenalised constant term (the SU-SL baseline has one too).
     positive_class, negative_class : class labels, default 1 and -1
@@ -189,7 +191,7 @@ def _build(X_similar, X_unlabeled, *, prior, loss, correction, correction_smooth
     bk = resolve(backend, resolve_hint(X_similar), resolve_hint(X_unlabeled))
     xp = bk.xp
     X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype, engine=True)
-    max_blocks = None if feature_budget is None else math.ceil(feature_budget / block_size)
+    max_blocks = budget_blocks(feature_budget, X_u, block_size)
     seed = seed_from(random_state)
     if prior is None:
         prior = estimate_prior(X_similar, X_unlabeled, random_state=seed)
