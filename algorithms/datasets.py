@@ -17,7 +17,7 @@ import numpy as np
 from kbackends import resolve, to_numpy
 from ._boundary.validation import check_labels, check_positive_int, check_prior, check_X, seed_from
 
-__all__ = ["DATASETS", "data_dir", "example_data", "load", "load_or_digits", "make_su_data"]
+__all__ = ["DATASETS", "data_dir", "example_data", "load", "load_or_digits", "make_nonlinear_classes", "make_su_data"]
 
 
 def data_dir(path=None) -> Path:
@@ -176,6 +176,52 @@ def example_data():
 
     X, y = load_breast_cancer(return_X_y=True)
     return (X - X.mean(0)) / X.std(0), y
+
+
+def make_nonlinear_classes(n_samples, n_features=20, *, noise=0.04, random_state=None, dtype=np.float64):
+    """A synthetic binary problem of any size whose Bayes accuracy is known: ``1 - noise``.
+
+    Rows are standard normal in ``n_features`` dimensions (at least 6); the class is
+    the sign of ``sum_{j<3} sin(x_{2j}) cos(x_{2j+1})`` (a smooth, non-linear rule
+    in six of the dimensions; the others are noise a model must learn to ignore),
+    flipped with probability ``noise``. Linear models are at chance; random-feature
+    models gain with rows and features well past a million rows, which is what the
+    scale benchmark (``python -m algorithms bench --only scale``) measures. The same
+    ``random_state`` gives the same rows; the labels are computed a million rows at
+    a time (memory: ``X`` and ``y``).
+
+    Parameters
+    ----------
+    n_samples : int
+    n_features : int >= 6, default 20
+    noise : float in [0, 1/2), default 0.04
+        Probability that a label is flipped.
+    random_state : int, numpy Generator or None
+    dtype : float dtype, default float64 (what loaders return)
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,), int64 in {0, 1}
+    """
+    n = check_positive_int("n_samples", n_samples)
+    d = check_positive_int("n_features", n_features)
+    if d < 6:
+        msg = f"`n_features` must be at least 6 (the rule reads six dimensions), got {d}"
+        raise ValueError(msg)
+    if not 0.0 <= float(noise) < 0.5:
+        msg = f"`noise` must be in [0, 0.5), got {noise!r}"
+        raise ValueError(msg)
+    rng = np.random.default_rng(seed_from(random_state))
+    X = rng.standard_normal((n, d), dtype=dtype)
+    y = np.empty(n, dtype=np.int64)
+    for start in range(0, n, 2**20):
+        rows = X[start : start + 2**20]
+        score = sum(np.sin(rows[:, 2 * j]) * np.cos(rows[:, 2 * j + 1]) for j in range(3))
+        y[start : start + rows.shape[0]] = score > 0
+    flip = rng.random(n) < noise
+    y[flip] = 1 - y[flip]
+    return X, y
 
 
 def load(name, data_dir_path=None, *, sparse=False):
