@@ -90,7 +90,7 @@ def scan(X, xp):
         chunk = X[start:start + SCAN_ROWS]
         a = xp.abs(chunk)
         largest = max(largest, float(xp.max(a)))
-        smallest = min(smallest, float(xp.min(xp.where(a > 0, a, xp.full_like(a, _FLOAT32_RANGE[1])))))
+        smallest = min(smallest, float(xp.min(xp.where(a > 0, a, _FLOAT32_RANGE[1]))))
         shifted = xp.astype(chunk, xp.float64) - shift
         sums = sums + xp.sum(shifted, axis=0)
         squares = squares + xp.sum(shifted * shifted, axis=0)
@@ -133,8 +133,8 @@ def compute_array(X, bk, dtype, *, expansion=None):
     - else float32 whatever the input's dtype (float64 from load_svmlight_file, pandas
       or NumPy too), unless float32 cannot hold the data: magnitudes it overflows or
       flushes (:meth:`Scan.overflows_float32`), an offset the squared-distance
-      expansion loses and centring may not remove (sparse X, whose centring would
-      densify it; a kernel that is not translation invariant), or, for the random
+      expansion loses and centring may not remove (a kernel that is not translation
+      invariant), or, for the random
       features (``expansion`` None), an offset the cast itself loses
       (:data:`CAST_LOSS`). Those compute in float64 with a ``UserWarning`` that says
       why (pass ``dtype="float64"`` to choose it and silence the warning).
@@ -160,11 +160,11 @@ def compute_array(X, bk, dtype, *, expansion=None):
     if expansion is not None and stats.expansion_loss(eps) > EXPANSION_LOSS:
         if expansion in TRANSLATION_INVARIANT and not _is_sparse(X):
             return centred_cast(X, stats.mean, xp, target), tuple(float(v) for v in stats.mean)
-        if dtype is None:
-            why = "centring would densify it" if _is_sparse(X) else f"the {expansion!r} kernel is not translation invariant"
+        if dtype is None:  # (a sparse X, at most half stored, has column means below their spread)
             _warn(f"`X` has an offset (||mean||^2 is {stats.expansion_loss(1.0):.3g} times the sum of the variances) "
-                  f"that float32's kernel values lose and {why}: computing in float64 (pass dtype='float64' to "
-                  "choose it and silence this warning, or centre X yourself)")
+                  f"that float32's {expansion!r} kernel values lose, and that kernel is not translation invariant: "
+                  "computing in float64 (pass dtype='float64' to choose it and silence this warning, or centre "
+                  "X yourself)")
             return _as(X, xp, xp.float64), None
     if dtype is None and expansion is None and stats.cast_loss(eps) > CAST_LOSS:
         _warn(f"`X` has a feature whose mean is {stats.cast_loss(1.0):.3g} times its spread: float32 rounds its "
