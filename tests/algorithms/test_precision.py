@@ -118,3 +118,27 @@ def test_the_policy_makes_no_float64_copy_of_X():
     tracemalloc.stop()
     assert centre is not None and out.dtype == np.float32
     assert peak < 0.8 * X.nbytes  # the float32 result (half) and chunk-sized temporaries
+
+
+@pytest.mark.parametrize("how", ["one feature at 50x", "an offset of 30"])
+def test_s3gd_warns_where_a_scale_costs_accuracy(data, how):
+    Xtr, ytr, _, _ = data
+    X = Xtr.copy()
+    if how == "an offset of 30":
+        X += 30.0
+    else:
+        X[:, 0] *= 50.0
+    with pytest.warns(UserWarning, match="largest column RMS"):
+        algorithms.S3GDClassifier(random_state=0, max_epochs=2).fit(X, ytr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        algorithms.S3GDClassifier(random_state=0, max_epochs=2).fit(Xtr, ytr)
+
+
+def test_tsgsu_prior_of_one_is_refused_by_name(data):
+    """Similar points of one class only: the estimated proportion of U in S is 0 (prior 1),
+    which divided by zero (ZeroDivisionError) instead of naming the setting."""
+    Xtr, ytr, _, _ = data
+    s = np.where((np.arange(Xtr.shape[0]) < 600) & (ytr == 1), 1, 0)
+    with pytest.raises(ValueError, match="every unlabeled point would be positive"):
+        algorithms.TSGSUClassifier(random_state=0).fit(Xtr, s)
