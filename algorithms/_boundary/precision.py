@@ -83,11 +83,11 @@ def scan(X, xp):
         mean = np.asarray(X.sum(axis=0), dtype=np.float64).reshape(-1) / max(n, 1)
         squares = np.asarray(X.multiply(X).sum(axis=0), dtype=np.float64).reshape(-1) / max(n, 1)
         return Scan(largest, smallest, mean, np.maximum(squares - mean * mean, 0.0), (n, d))
-    shift = xp.astype(X[0], xp.float64) if n else xp.zeros((d,), dtype=xp.float64)
+    shift = xp.astype(X[0, :], xp.float64) if n else xp.zeros((d,), dtype=xp.float64)
     largest, smallest = 0.0, math.inf
     sums, squares = xp.zeros((d,), dtype=xp.float64), xp.zeros((d,), dtype=xp.float64)
     for start in range(0, n, SCAN_ROWS):
-        chunk = X[start:start + SCAN_ROWS]
+        chunk = X[start:min(n, start + SCAN_ROWS), :]
         a = xp.abs(chunk)
         largest = max(largest, float(xp.max(a)))
         smallest = min(smallest, float(xp.min(xp.where(a > 0, a, _FLOAT32_RANGE[1]))))
@@ -108,9 +108,10 @@ def centred_cast(X, centre, xp, dtype):
     out = xp.empty((n, d), dtype=dtype)
     c = xp.asarray(np.asarray(centre, dtype=np.float64))
     for start in range(0, n, SCAN_ROWS):
-        chunk = X[start:start + SCAN_ROWS]
+        stop = min(n, start + SCAN_ROWS)
+        chunk = X[start:stop, :]
         chunk = xp.asarray(chunk.toarray()) if _is_sparse(chunk) else chunk
-        out[start:start + SCAN_ROWS] = xp.astype(xp.astype(chunk, xp.float64) - c, dtype)
+        out[start:stop, :] = xp.astype(xp.astype(chunk, xp.float64) - c, dtype)
     return out
 
 
