@@ -24,7 +24,9 @@ class _ModelFields:
     classes (None for regression), the fit's hyper-parameters, where the arrays live and
     their dtype; where the input came from a data file (the command line), the names
     of its feature columns, the index base of its LIBSVM features and the classes as
-    it wrote them."""
+    it wrote them; the column means the fit subtracted from X (``centre``, SBP on data at
+    an offset: :func:`algorithms._boundary.precision.compute_array`), which predict
+    subtracts too."""
 
     algorithm: str
     coef: object
@@ -40,6 +42,8 @@ class _ModelFields:
     feature_names: tuple | None = None
     index_base: int | None = None
     class_labels: tuple | None = None
+    # the fit's centre (format 5): a tuple of n_features_in floats, or None (not centred)
+    centre: tuple | None = None
 
 
 @_register

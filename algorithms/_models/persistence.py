@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import pickle
 import secrets
@@ -36,8 +37,11 @@ from kbackends.ops import SPARSE_BACKENDS, to_backend
 #   4  the fields "feature_names" (a list of str or null: the feature columns of the
 #      command line's CSV training file), "index_base" (0, 1 or null: its LIBSVM
 #      file's first feature index) and "class_labels" (a list of str or null: each
-#      class as that file wrote it); files of formats 1 to 3 load with all three None.
-FORMAT_VERSION = 4
+#      class as that file wrote it); files of formats 1 to 3 load with all three None;
+#   5  the field "centre" (a list of n_features_in floats, or null): the column means an
+#      SBP fit on data at an offset subtracted from X, subtracted again at predict
+#      (algorithms._boundary.precision); files of formats 1 to 4 load with None.
+FORMAT_VERSION = 5
 _CSR_PARTS = ("data", "indices", "indptr")
 _MODEL_TYPES: dict = {}
 _NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first local header, or an empty zip
@@ -452,7 +456,8 @@ def _read_model(path):
 
 def _check_input_fields(fields):
     """Format 4's ``feature_names`` and ``class_labels`` (lists of str, read back as
-    tuples) and ``index_base`` (0 or 1), each possibly null."""
+    tuples) and ``index_base`` (0 or 1), and format 5's ``centre`` (a list of
+    ``n_features_in`` finite floats, read back as a tuple), each possibly null."""
     for key in ("feature_names", "class_labels"):
         names = fields.get(key)
         if names is not None:
@@ -462,3 +467,10 @@ def _check_input_fields(fields):
     base = fields.get("index_base")
     if base is not None and (isinstance(base, bool) or base not in (0, 1)):
         raise _BadFile(f"its `index_base` is {base!r}, not 0 or 1")
+    centre = fields.get("centre")
+    if centre is not None:
+        ok = isinstance(centre, list) and len(centre) == fields.get("n_features_in") and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in centre)
+        if not ok:
+            raise _BadFile(f"its `centre` is not a list of {fields.get('n_features_in')} finite numbers")
+        fields["centre"] = tuple(float(v) for v in centre)

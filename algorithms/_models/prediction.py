@@ -13,6 +13,7 @@ from kbackends import resolve
 from kbackends.ops import resolve_hint
 
 from .._boundary.finite import check_finite_decision
+from .._boundary.precision import centred_cast
 from .dask_arrays import is_dask_array, map_rows
 from .._boundary.validation import check_n_features, check_X
 from .calibration import calibrated_proba
@@ -46,9 +47,13 @@ class Predictor:
         if is_dask_array(X):
             return map_rows(type(self).decision_function, X, self)
         bk = resolve(backend, resolve_hint(X))
-        # computed in the model's dtype (float32 models: the fast path)
-        X = check_X(X, bk, self.dtype, accept_sparse=self.accepts_sparse)
+        centre = getattr(self, "centre", None)
+        # computed in the model's dtype (float32 models: the fast path); a centred model's rows
+        # are read in their own dtype and centred in float64 before the cast, as in its fit
+        X = check_X(X, bk, self.dtype if centre is None else None, accept_sparse=self.accepts_sparse)
         check_n_features(X, self.n_features_in)
+        if centre is not None:
+            X = centred_cast(X, centre, bk.xp, getattr(bk.xp, self.dtype))
         f = self.raw_decision(X, bk)
         return f[:, 0] if f.shape[1] == 1 else f
 

@@ -19,9 +19,9 @@ from .._boundary.fit_plan import (
 from .._boundary.sparse import take_rows
 from . import _distributed
 from ._targets import class_index, target_shift, targets
+from .._boundary.precision import as_compute_dtype
 from .._boundary.validation import (
     check_class_weights,
-    as_compute_dtype,
     check_gamma,
     check_X,
     seed_from,
@@ -168,7 +168,7 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
     backend : {"auto", "cpu", "cuda"} or Backend, default "auto"
     dtype : {"float32", "float64"} or None
         Compute dtype; default float32 whatever X's dtype (as fast as float32
-        input, same accuracy: :func:`algorithms._boundary.validation.as_compute_dtype`);
+        input, same accuracy: :func:`algorithms._boundary.precision.as_compute_dtype`);
         "float64" for full float64. Predictions compute in the model's dtype.
     callback : callable or None
         Called after every iteration with a dict (iteration, n_blocks, step,

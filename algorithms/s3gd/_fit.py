@@ -223,7 +223,7 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
 def _defaults_from_data(X, xp, sw_host, step, tol, inner_iter, *, method, n_anchors, batch_size, loss, beta, l1, l2):
     """The step, tol and inner iterations the fit runs with, their "auto" / None
     resolved from the rows' squared norms (:func:`algorithms.s3gd._setup.choose_defaults`),
-    and X's largest column RMS (for :func:`algorithms.s3gd._setup.warn_scale`)."""
+    and X's (largest, median) column RMS (for :func:`algorithms.s3gd._setup.warn_scale`)."""
     n, d = X.shape
     max_sq, mean_sq, rms = setup.row_statistics(X, xp, sw_host)
     sparse = is_sparse(X)

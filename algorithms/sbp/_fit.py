@@ -20,9 +20,9 @@ from .._engine.threads import single_threaded_blas
 from .._boundary.params import (
     REQUIRED, Param, ParamTable, boolean, common, common_tail, either, integer, none, options, real,
 )
+from .._boundary.precision import compute_array
 from .._boundary.validation import (
     check_class_weights,
-    as_compute_dtype,
     check_gamma,
     check_X,
     encode_classes,
@@ -108,7 +108,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
     backend : "auto", "cpu", "cuda" or a Backend
     dtype : {"float32", "float64"} or None
         Compute dtype; default float32 whatever X's dtype (the library's policy,
-        :func:`algorithms._boundary.validation.as_compute_dtype`): float64 input gives the
+        :func:`algorithms._boundary.precision.as_compute_dtype`): float64 input gives the
         float32 input's model, bit for bit. The responses, kernel rows and water
         levels of the loop run in it; the scale factors, ``||w||^2``, the averaged
         responses and coefficients and the returned model's level stay float64.
@@ -141,7 +141,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
     """
     bk = resolve(backend, resolve_hint(X), y)
     xp = bk.xp
-    X = as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
+    X, centre = compute_array(check_X(X, bk, dtype, accept_sparse=True), bk, dtype, expansion=kernel)
     n = X.shape[0]
     classes, y_index = encode_classes(y, bk)
     if y_index.shape[0] != n:
@@ -210,6 +210,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
         params=params,
         backend=bk.name,
         dtype=X_dtype,
+        centre=centre,
     )
 
 

@@ -19,7 +19,8 @@ from .._boundary.params import (
 )
 from .._boundary.fit_plan import budget_blocks
 from .._boundary.sparse import stack_rows, take_rows
-from .._boundary.validation import as_compute_dtype, check_gamma, check_labels, check_X, seed_from
+from .._boundary.precision import as_compute_dtype
+from .._boundary.validation import check_gamma, check_labels, check_X, seed_from
 from ..dsg import decision_function, predict  # noqa: F401 (public here: tsgs3vm.predict)
 
 

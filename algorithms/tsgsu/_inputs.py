@@ -8,7 +8,8 @@ from kbackends import array_namespace, is_array, to_numpy
 
 from .._models.dask_arrays import is_dask_array
 from .._boundary.sparse import is_sparse, take_rows
-from .._boundary.validation import as_compute_dtype, check_X, is_numpy_like
+from .._boundary.precision import as_compute_dtype
+from .._boundary.validation import check_X, is_numpy_like
 
 # --- input handling -----------------------------------------------------------------------
 
@@ -97,7 +98,7 @@ def _rows_by_indicator(X, s):
 def check_su_inputs(X_similar, X_unlabeled, bk, dtype, *, engine=False):
     """The similar points (pairs flattened, :func:`_pointwise`) and the unlabeled points
     as finite 2-D arrays of ``bk`` in one float dtype, with the same number of features
-    (``engine``: the engine's compute dtype, :func:`algorithms._boundary.validation.as_compute_dtype`).
+    (``engine``: the engine's compute dtype, :func:`algorithms._boundary.precision.as_compute_dtype`).
     Sparse inputs (scipy.sparse; cupyx.scipy.sparse on cuda) come back as canonical CSR on
     ``bk``'s device, never densified.
 

@@ -174,6 +174,13 @@ def estimate_prior(X_similar, X_unlabeled, *, n_components=300, lam=1e-3, confid
             "pass `prior` if it is known"
         )
         raise ValueError(msg)
+    if not kappa > 1e-3:  # pi_- = 0: the prior is 1, outside (0, 1) (and kappa = 0 divides by zero)
+        msg = (
+            f"the class prior cannot be estimated: no similar point looks like the unlabeled points' negative "
+            f"class (the proportion of U in S is {kappa:.3g}), so every unlabeled point would be positive; "
+            "`X_similar` must hold pairs of either class (both positive or both negative): pass `prior` if it is known"
+        )
+        raise ValueError(msg)
     prior = _prior_from_kappa(kappa)
     pi_s = prior**2 + (1.0 - prior) ** 2
     return (prior, pi_s) if return_pi_s else prior

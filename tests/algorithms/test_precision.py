@@ -1,0 +1,144 @@
+"""The dtype policy by conditioning (algorithms._boundary.precision): data at a common
+offset keep their accuracy in float32 (SBP centres them, the model keeps the centre;
+the random-feature fits compute in float64 with a warning where the cast loses the
+spread), the scan runs in row chunks, and data without an offset give the same model."""
+
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+import algorithms
+from algorithms._boundary import precision
+from kbackends import resolve
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(1600, 8, n_informative=5, random_state=0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    return X[:1200], y[:1200], X[1200:], y[1200:]
+
+
+def _accuracy(est, X, y):
+    return float(np.mean(est.predict(X) == y))
+
+
+@pytest.mark.parametrize("offset", [1e4, 1e6])
+def test_sbp_at_an_offset_keeps_its_float64_accuracy(data, offset):
+    Xtr, ytr, Xte, yte = data
+    kw = dict(random_state=0, n_iter=600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # centring is silent: nothing is lost
+        fast = algorithms.SBPClassifier(**kw).fit(Xtr + offset, ytr)
+    full = algorithms.SBPClassifier(dtype="float64", **kw).fit(Xtr + offset, ytr)
+    assert fast.model_.dtype == "float32"
+    assert fast.model_.centre is not None and np.allclose(fast.model_.centre, Xtr.mean(axis=0) + offset)
+    base = _accuracy(full, Xte + offset, yte)
+    assert base > 0.8
+    assert abs(_accuracy(fast, Xte + offset, yte) - base) <= 0.01
+
+
+def test_no_offset_no_centre_same_model(data):
+    Xtr, ytr, _, _ = data
+    a = algorithms.SBPClassifier(random_state=0, n_iter=300).fit(Xtr, ytr).model_
+    b = algorithms.SBPClassifier(random_state=0, n_iter=300, dtype="float32").fit(Xtr.astype(np.float32), ytr).model_
+    assert a.centre is None and b.centre is None
+    np.testing.assert_array_equal(a.coef, b.coef)
+    np.testing.assert_array_equal(a.support_vectors, b.support_vectors)
+
+
+def test_centred_model_saves_loads_and_predicts_the_same(data, tmp_path):
+    Xtr, ytr, Xte, _ = data
+    model = algorithms.SBPClassifier(random_state=0, n_iter=300).fit(Xtr + 1e4, ytr).model_
+    path = model.save(tmp_path / "m.npz")
+    loaded = algorithms.load(path)
+    assert loaded.centre == model.centre
+    np.testing.assert_array_equal(loaded.decision_function(Xte + 1e4), model.decision_function(Xte + 1e4))
+    # float32 and list input are centred in their own dtype before the cast, as in the fit
+    np.testing.assert_allclose(model.decision_function((Xte + 1e4).tolist()), model.decision_function(Xte + 1e4))
+
+
+def test_a_bad_centre_in_a_file_is_refused(data, tmp_path):
+    import json
+
+    Xtr, ytr, _, _ = data
+    model = algorithms.SBPClassifier(random_state=0, n_iter=100).fit(Xtr + 1e4, ytr).model_
+    path = model.save(tmp_path / "m.npz")
+    with np.load(path) as f:
+        arrays = dict(f)
+    header = json.loads(bytes(arrays["__header__"]).decode())
+    header["fields"]["centre"] = header["fields"]["centre"][:-1]
+    arrays["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match="centre"):
+        algorithms.load(tmp_path / "bad.npz")
+
+
+def test_linear_kernel_at_an_offset_computes_in_float64(data):
+    Xtr, ytr, _, _ = data
+    with pytest.warns(UserWarning, match="not translation invariant"):
+        m = algorithms.SBPClassifier(random_state=0, n_iter=50, kernel="linear").fit(Xtr + 1e4, ytr).model_
+    assert m.dtype == "float64" and m.centre is None
+
+
+def test_random_features_compute_in_float64_where_the_cast_loses_the_spread(data):
+    Xtr, ytr, Xte, yte = data
+    with pytest.warns(UserWarning, match="times its spread"):
+        fast = algorithms.DSGClassifier(random_state=0).fit(Xtr + 1e7, ytr)
+    full = algorithms.DSGClassifier(random_state=0, dtype="float64").fit(Xtr + 1e7, ytr)
+    assert fast.model_.dtype == "float64"
+    assert abs(_accuracy(fast, Xte + 1e7, yte) - _accuracy(full, Xte + 1e7, yte)) <= 0.01
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert algorithms.DSGClassifier(random_state=0, n_iter=50).fit(Xtr + 1e3, ytr).model_.dtype == "float32"
+
+
+def test_scan_in_chunks_matches_the_whole_array(monkeypatch):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(1000, 5)) * [1, 2, 3, 0, 5] + [1e4, -3, 0, 7, 1e-3]
+    monkeypatch.setattr(precision, "SCAN_ROWS", 64)
+    s = precision.scan(X, np)
+    np.testing.assert_allclose(s.mean, X.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(s.var, X.var(axis=0), rtol=1e-9, atol=1e-12)
+    a = np.abs(X)
+    assert s.largest == a.max() and s.smallest == a[a > 0].min()
+    out = precision.centred_cast(X, s.mean, np, np.float32)
+    np.testing.assert_array_equal(out, (X - s.mean).astype(np.float32))
+
+
+def test_the_policy_makes_no_float64_copy_of_X():
+    X = np.random.default_rng(0).normal(size=(1_000_000, 20)) + 1e4  # 160 MB
+    bk = resolve("cpu")
+    tracemalloc.start()
+    out, centre = precision.compute_array(X, bk, None, expansion="rbf")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert centre is not None and out.dtype == np.float32
+    assert peak < 0.8 * X.nbytes  # the float32 result (half) and chunk-sized temporaries
+
+
+@pytest.mark.parametrize("how", ["one feature at 50x", "an offset of 30"])
+def test_s3gd_warns_where_a_scale_costs_accuracy(data, how):
+    Xtr, ytr, _, _ = data
+    X = Xtr.copy()
+    if how == "an offset of 30":
+        X += 30.0
+    else:
+        X[:, 0] *= 50.0
+    with pytest.warns(UserWarning, match="largest column RMS"):
+        algorithms.S3GDClassifier(random_state=0, max_epochs=2).fit(X, ytr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        algorithms.S3GDClassifier(random_state=0, max_epochs=2).fit(Xtr, ytr)
+
+
+def test_tsgsu_prior_of_one_is_refused_by_name(data):
+    """Similar points of one class only: the estimated proportion of U in S is 0 (prior 1),
+    which divided by zero (ZeroDivisionError) instead of naming the setting."""
+    Xtr, ytr, _, _ = data
+    s = np.where((np.arange(Xtr.shape[0]) < 600) & (ytr == 1), 1, 0)
+    with pytest.raises(ValueError, match="every unlabeled point would be positive"):
+        algorithms.TSGSUClassifier(random_state=0).fit(Xtr, s)
