@@ -47,6 +47,7 @@ SECTIONS = {
     "sbp": "algorithms.bench.sbp",
     "s3gd": "algorithms.bench.s3gd",
     "defaults": "algorithms.bench.defaults",  # DSGClassifier() as a new user runs it (issue 14)
+    "scale": "algorithms.bench.scale",  # DSGClassifier() on millions of rows (bench --only scale)
 }
 
 
