@@ -103,7 +103,11 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     step : "auto" or float > 0, default "auto"
         Constant step size eta. "auto": ``1 / (2 L_p)`` from the data's squared row
         norms (the mini-batch smoothness constant; as SAG / SAGA take 1 / L), computed
-        once at the entry, so the step follows the feature scale; a UserWarning says
+        once at the entry, so the step follows the feature scale; the batches are then
+        drawn by the rows' norms with importance weights that keep them unbiased
+        (:func:`algorithms.s3gd._setup.norm_sampling`), so the step rests on the mean
+        row norm, not the longest row's (a given step keeps draws by the row weights);
+        a UserWarning says
         when X's largest column RMS is over 100x (or under 1/100 of) the intercept's
         feature, where one step cannot suit both (standardise X).
         :func:`algorithms.s3gd._setup.choose_defaults` holds the rule.

@@ -38,8 +38,9 @@ def choose_defaults(step, tol, inner_iter, *, method, max_sq, mean_sq, nnz_row, 
 
           L_p = kappa (max_i ||x~_i||^2 / p + (1 - 1/p) mean_i ||x~_i||^2) + 2 l2,
 
-      ``x~ = [x, 1]`` (the intercept's feature), the mean weighted as rows are drawn
-      (by the sample weights), the max over rows that can be drawn, ``kappa`` the
+      ``x~ = [x, 1]`` (the intercept's feature), the mean weighted by the sample weights,
+      ``max_sq`` the largest ``r_i ||x~_i||^2`` over rows that can be drawn (``r_i`` the
+      importance weight of :func:`norm_sampling`, 1 with draws by the weights), ``kappa`` the
       bound of psi'' (:data:`CURVATURE`: 1/4 for the logistic loss, as SAG / SAGA
       use). The step follows the features' scale.
     - ``tol="auto"``: :data:`DEFAULT_TOL` with the automatic step; None (every epoch
