@@ -75,7 +75,8 @@ _LANES = 4 if config.ENABLE_CUDASIM else 16  # threads per batch row in the scor
 _GROUPS = _THREADS // _LANES  # batch rows scored at once
 
 _SIG = ("void({f}[:, ::1], int64[::1], int64[:, ::1], int64, int64, int64, {f}[:, ::1], {f}[:, :, ::1], {f}[:, ::1],"
-        " int64[:, ::1], {f}[:, ::1], {f}[::1], {f}[::1], {f}[::1], {f}[::1], int64, int64, {f}, {f}, {f}, {f}, {f},"
+        " int64[:, ::1], {f}[:, ::1], {f}[::1], {f}[::1], {f}[::1], {f}[::1], {f}[::1], int64, int64, {f}, {f}, {f},"
+        " {f}, {f},"
         " int64, {f}[::1], {f}[::1], int64, {f}[::1], int32[::1], int32[::1], {f}[::1])")
 PTX_SIGNATURES = {"_steps": [_SIG.format(f="float32"), _SIG.format(f="float64")]}
 
