@@ -4,7 +4,9 @@ Install with the ``bench`` extra, ``pip install "kbackends[bench]"``: matplotlib
 (the plots), h5py (``datasets.load("usps8")``), dask and distributed (the
 distributed fit's measurements) and asv; the core install has none of them, and
 each is imported where it is needed, a missing one named with the extra. The
-peers are scikit-learn's estimators (cuML's GPU SVC joins where it is installed).
+peers are scikit-learn's estimators; the SVC is oneDAL's (scikit-learn-intelex, the
+``peers`` extra) where it is installed, libsvm's otherwise, and the output says which
+(:func:`.protocols.svc_peer`); cuML's GPU SVC joins where it is installed.
 
 - ``python -m algorithms bench`` (:func:`run`): every algorithm next to the tools
   users pick today, a Markdown report and PNG plots;

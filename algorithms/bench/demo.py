@@ -1,5 +1,7 @@
-"""``python -m algorithms demo``: DSG, UDSG and CDSG on a real dataset next to
-scikit-learn's SVC, with the bench command's protocol for that dataset."""
+"""``python -m algorithms demo``: DSG, UDSG and CDSG on a real dataset next to the
+bench's SVC (oneDAL's where scikit-learn-intelex is installed, scikit-learn's else:
+:func:`algorithms.bench.protocols.svc_peer`), with the bench command's protocol for
+that dataset."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import time
 import numpy as np
 
 from algorithms import dsg
-from algorithms.bench.protocols import DSG_VARIANTS, dsg_fit_kwargs, dsg_peers, dsg_settings
+from algorithms.bench.protocols import DSG_VARIANTS, dsg_fit_kwargs, dsg_peers, dsg_settings, svc_peer
 from algorithms.datasets import load_or_digits
 from kbackends import to_numpy
 
@@ -32,10 +34,11 @@ def run_demo(dataset="ijcnn1", data_dir=None, *, quick=False, backend="cpu", svc
         rows.append((variant.upper(), float(np.mean(pred == yt)), fit_s, pred_s, model.n_blocks * model.block_size))
         _print_row(rows[-1], header=len(rows) == 1)
     if svc:
-        make_svc = dsg_peers(settings)["sklearn SVC"][0]
+        svc_name = svc_peer()[0]
+        make_svc = dsg_peers(settings)[svc_name][0]
         model, fit_s = _timed(lambda: make_svc().fit(X, y))
         pred, pred_s = _timed(lambda: model.predict(Xt))
-        rows.append(("sklearn SVC", float(np.mean(pred == yt)), fit_s, pred_s, len(model.support_)))
+        rows.append((svc_name, float(np.mean(pred == yt)), fit_s, pred_s, len(model.support_)))
         _print_row(rows[-1], header=False, unit="support vectors")
     return 0
 

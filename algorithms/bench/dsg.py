@@ -1,5 +1,8 @@
 """Bench section: DSG / UDSG / CDSG next to SVC, RBFSampler + SGD and Nystroem + LinearSVC.
 
+The SVC is oneDAL's where scikit-learn-intelex is installed, scikit-learn's (libsvm)
+otherwise (:func:`.protocols.svc_peer`); its row and the section's text name the one run.
+
 Every method runs on the same split of the same real data (ijcnn1, a9a); the ratio
 column is fit + predict time over the RBFSampler + SGDClassifier pipeline's. The
 full run also measures CDSG against DSG on the training objective at equal fit
@@ -20,7 +23,7 @@ from ._optional import pyplot
 from .common import Row, accuracy_time_figure, measure, subsample
 from .protocols import DSG_DATASETS as DATASETS
 from .protocols import DSG_PEER as PEER
-from .protocols import DSG_VARIANTS, dsg_fit_kwargs, dsg_peers, dsg_settings
+from .protocols import DSG_VARIANTS, dsg_fit_kwargs, dsg_peers, dsg_settings, svc_peer_note
 
 
 def gpu_svc_maker(settings, progress):
@@ -136,14 +139,14 @@ def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
         if quick:
             # random rows: the files are not shuffled (ijcnn1's first 10k rows are unrepresentative)
             X, y, Xt, yt = subsample(X, y, 10_000, 0) + subsample(Xt, yt, 10_000, 1)
-        progress(f"== {used}: train {X.shape[0]} x {X.shape[1]}, test {Xt.shape[0]}")
+        progress(f"== {used}: train {X.shape[0]} x {X.shape[1]}, test {Xt.shape[0]}; {svc_peer_note()}")
         rows += peers(used, X, y, Xt, yt, settings, progress, backend)
         rows += ours(used, X, y, Xt, yt, settings, progress, backend, quick)
         if not quick:
             curves += [(used, p) for p in objective_curves(used, X, y, settings, progress)]
         if used != name:
             break  # the fallback dataset once is enough
-    text = ""
+    text = svc_peer_note() + "\n\n"
     plots = [("dsg_accuracy_vs_time.png", accuracy_time_figure(rows, "DSG family"))]
     if curves:
         text = "### CDSG vs DSG: training objective at equal fit time\n\n" + objective_table(curves) + "\n"

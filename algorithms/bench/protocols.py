@@ -45,15 +45,17 @@ def dsg_fit_kwargs(settings, variant, quick=False):
 
 
 def dsg_peers(settings):
-    """scikit-learn's kernel machines on the same kernel: name -> (make, size description)."""
+    """The kernel machines on the same kernel: name -> (make, size description); the
+    SVC is :func:`svc_peer`'s (its row named by :data:`ONEDAL_SVC` or :data:`SKLEARN_SVC`)."""
     from sklearn.kernel_approximation import Nystroem, RBFSampler
     from sklearn.linear_model import SGDClassifier
     from sklearn.pipeline import make_pipeline
-    from sklearn.svm import SVC, LinearSVC
+    from sklearn.svm import LinearSVC
 
     gamma, C = settings["gamma"], settings["svc_C"]
+    svc_name, SVC = svc_peer()
     return {
-        "sklearn SVC": (lambda: SVC(C=C, gamma=gamma), lambda m: f"{len(m.support_)} SV"),
+        svc_name: (lambda: SVC(C=C, gamma=gamma), lambda m: f"{len(m.support_)} SV"),
         DSG_PEER: (
             lambda: make_pipeline(
                 RBFSampler(n_components=2048, gamma=gamma, random_state=0),
@@ -66,6 +68,42 @@ def dsg_peers(settings):
             lambda m: "1024 landmarks",
         ),
     }
+
+
+# The SVC the kernel machines are compared with, named in the tables by the one that ran.
+ONEDAL_SVC = "oneDAL SVC"
+SKLEARN_SVC = "sklearn SVC"
+
+
+def svc_peer():
+    """The exact SVC the bench compares with: ``(name, SVC class)``.
+
+    oneDAL's (``sklearnex.svm.SVC``, scikit-learn-intelex: the CPU SVC users pick, an
+    order of magnitude faster than libsvm on a9a) where scikit-learn-intelex is
+    installed (``pip install "kbackends[peers]"``), scikit-learn's (libsvm) otherwise.
+    Both take scikit-learn's arguments and expose ``support_`` and ``dual_coef_``.
+    """
+    try:
+        from sklearnex.svm import SVC
+    except ImportError:
+        from sklearn.svm import SVC
+
+        return SKLEARN_SVC, SVC
+    return ONEDAL_SVC, SVC
+
+
+def svc_peer_note():
+    """One line saying which SVC :func:`svc_peer` runs (and its version), for the bench's output."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    name, _ = svc_peer()
+    package = "scikit-learn-intelex" if name == ONEDAL_SVC else "scikit-learn"
+    try:
+        release = version(package)
+    except PackageNotFoundError:
+        release = "unknown version"
+    fallback = "" if name == ONEDAL_SVC else " (scikit-learn-intelex is not installed: libsvm)"
+    return f"SVC peer: {name}, {package} {release}{fallback}"
 
 
 # --- TSGS3VM (semi-supervised SVM) ---------------------------------------------------------

@@ -65,9 +65,12 @@ class S3GDClassifier(WeightedFit, FunctionalClassifier):
     coef_, intercept_ : arrays on the input's backend
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
-    n_iter_ : float
-        Epochs run (passes of sampled rows; the largest over the one-vs-rest problems):
-        fewer than ``max_epochs`` when ``tol`` stopped the fit.
+    n_iter_ : int
+        Epochs run (passes of sampled rows; the largest over the one-vs-rest problems),
+        rounded to the nearest whole epoch, at least 1 (the early stop tests at whole
+        epochs): fewer than ``max_epochs`` when ``tol`` stopped the fit. The exact
+        figures per problem are ``model_.params["epochs"]``. A ``ConvergenceWarning``
+        says when ``max_epochs`` ended the fit before ``tol``'s test.
 
     Examples
     --------
@@ -92,13 +95,15 @@ class S3GDClassifier(WeightedFit, FunctionalClassifier):
 
     def fit(self, X, y, sample_weight=None):
         """Fit on (X, y), rows weighted by ``sample_weight`` (None: all 1); sets ``coef_``,
-        ``intercept_`` like scikit-learn's linear models, and ``n_iter_`` (epochs run)."""
+        ``intercept_`` like scikit-learn's linear models, and ``n_iter_`` (whole epochs run)."""
         super().fit(X, y, sample_weight)
         self.coef_ = self.model_.coef
         self.intercept_ = self.model_.intercept
         return self
 
     def _n_iter_done(self):
-        return float(max(self.model_.params["epochs"]))
+        # a schedule rounded up to whole outer loops and checkpoints runs a little past
+        # an epoch's end (2.02 epochs for 2 tested): the nearest whole epoch
+        return max(1, round(max(self.model_.params["epochs"])))
 
 

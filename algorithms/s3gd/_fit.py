@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from kbackends import get_kernel, resolve, to_numpy
 from kbackends.ops import resolve_hint
@@ -100,7 +103,11 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     step : "auto" or float > 0, default "auto"
         Constant step size eta. "auto": ``1 / (2 L_p)`` from the data's squared row
         norms (the mini-batch smoothness constant; as SAG / SAGA take 1 / L), computed
-        once at the entry, so the step follows the feature scale; a UserWarning says
+        once at the entry, so the step follows the feature scale; the batches are then
+        drawn by the rows' norms with importance weights that keep them unbiased
+        (:func:`algorithms.s3gd._setup.norm_sampling`), so the step rests on the mean
+        row norm, not the longest row's (a given step keeps draws by the row weights);
+        a UserWarning says
         when X's largest column RMS is over 100x (or under 1/100 of) the intercept's
         feature, where one step cannot suit both (standardise X).
         :func:`algorithms.s3gd._setup.choose_defaults` holds the rule.
@@ -192,9 +199,9 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
     sw_host = class_row_weights(class_weights, classes, y_host, setup.sample_weights_or_ones(sample_weight, n))
     check_class_weights(y_host, sw_host, classes, what="the row weights (`sample_weight` times `class_weight`)")
     auto_step = isinstance(step, str)
-    step, tol, inner_iter, rms = _defaults_from_data(X, xp, sw_host, step, tol, inner_iter, method=method,
-                                                     n_anchors=n_anchors, batch_size=batch_size, loss=loss,
-                                                     beta=beta, l1=l1, l2=l2)
+    step, tol, inner_iter, rms, sampling = _defaults_from_data(
+        X, xp, sw_host, step, tol, inner_iter, method=method, n_anchors=n_anchors, batch_size=batch_size, loss=loss,
+        beta=beta, l1=l1, l2=l2)
     if auto_step:  # say so when the automatic step cannot suit every column
         setup.warn_scale(rms)
     problems = [1] if classes.size == 2 else list(range(classes.size))
@@ -203,14 +210,15 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
              if method == "s3gd" else None)
     run = get_kernel("prox_sgd_run", bk)
     loop = _loop.Loop.schedule(
-        X, bk, sw_host, graph, run, rng, max_epochs=max_epochs, checkpoint=checkpoint, n_problems=len(problems),
+        X, bk, sw_host, sampling, graph, run, rng, max_epochs=max_epochs, checkpoint=checkpoint, n_problems=len(problems),
         verbose=verbose, method=method, loss=loss, beta=beta, step=step, l1=l1, l2=l2, tol=tol,
         inner_iter=inner_iter, batch_size=batch_size, clock=clock, callback=callback, max_time=max_time)
     solved = [loop.solve(problem, bk.asarray((y_host == positive).astype(np.int64)))
               for problem, positive in enumerate(problems)]
     loop.close()
     clock.stop()
-    coefs, epochs_done = [coef for coef, _ in solved], [epochs for _, epochs in solved]
+    coefs, epochs_done = [coef for coef, _, _ in solved], [epochs for _, epochs, _ in solved]
+    _warn_capped([capped for _, _, capped in solved], max_epochs, tol)
     params = {
         "loss": loss, "penalty": penalty, "lam": lam, "l1_ratio": l1_ratio, "n_anchors": n_anchors,
         "k_nearest": k_nearest, "step": step, "inner_iter": inner_iter, "batch_size": batch_size,
@@ -223,15 +231,33 @@ def fit(X, y, sample_weight=None, *, loss, penalty, lam, l1_ratio, n_anchors, k_
 def _defaults_from_data(X, xp, sw_host, step, tol, inner_iter, *, method, n_anchors, batch_size, loss, beta, l1, l2):
     """The step, tol and inner iterations the fit runs with, their "auto" / None
     resolved from the rows' squared norms (:func:`algorithms.s3gd._setup.choose_defaults`),
-    and X's (largest, median) column RMS (for :func:`algorithms.s3gd._setup.warn_scale`)."""
+    X's (largest, median) column RMS (for :func:`algorithms.s3gd._setup.warn_scale`) and the
+    batches' sampling, (draw weights, importance weights or None): by the row norms
+    under the automatic step (:func:`algorithms.s3gd._setup.norm_sampling`), by the
+    row weights with a given one."""
     n, d = X.shape
-    max_sq, mean_sq, rms = setup.row_statistics(X, xp, sw_host)
+    sq, mean_sq, rms = setup.row_statistics(X, xp, sw_host)
+    if isinstance(step, str):
+        draw, row_scale, max_sq = setup.norm_sampling(sq, mean_sq, sw_host)
+    else:
+        draw, row_scale, max_sq = sw_host, None, float(sq[sw_host > 0].max())
     sparse = is_sparse(X)
     step, tol, inner_iter = setup.choose_defaults(
         step, tol, inner_iter, method=method, max_sq=max_sq, mean_sq=mean_sq,
         nnz_row=X.nnz / n if sparse else d, n_features=d, n_anchors=min(n_anchors, n), batch_size=batch_size,
         loss=loss, beta=beta, l2=l2, lazy=sparse and l1 == 0.0, n_rows=n)
-    return step, tol, inner_iter, rms
+    return step, tol, inner_iter, rms, (draw, row_scale)
+
+
+def _warn_capped(capped, max_epochs, tol):
+    """ConvergenceWarning when ``max_epochs`` ended a problem's fit before ``tol``'s test
+    stopped it (as scikit-learn's iterative estimators warn at ``max_iter``)."""
+    if any(capped):
+        which = "the fit" if len(capped) == 1 else f"{sum(capped)} of the {len(capped)} one-vs-rest problems"
+        msg = (f"S3GD: max_epochs={max_epochs:g} ended {which} before the objective's decrease per epoch fell "
+               f"below tol={tol:g}; the returned weights may be far from the optimum. Raise max_epochs, or "
+               "standardise X.")
+        warnings.warn(msg, ConvergenceWarning, stacklevel=4)
 
 
 def _linear_model(coefs, params, X, bk, classes, method):

@@ -28,6 +28,7 @@ class Loop:
     xp: Any
     X: Any
     sw: Any  # the row weights s_i, (n,) in X's dtype
+    row_scale: Any  # the importance weights of the rows' terms, (n,) in X's dtype, or None (all 1)
     graph: Any  # (anchors Z, neighbour indices, graph weights), or None
     run: Any  # the prox_sgd_run kernel
     sampler: Any
@@ -49,19 +50,22 @@ class Loop:
     setup_time: float = 0.0
 
     @classmethod
-    def schedule(cls, X, bk, sw_host, graph, run, rng, *, method, loss, beta, step, l1, l2, tol, inner_iter,
+    def schedule(cls, X, bk, sw_host, sampling, graph, run, rng, *, method, loss, beta, step, l1, l2, tol, inner_iter,
                  batch_size, max_epochs, checkpoint, n_problems, clock, callback, max_time, verbose):
         """The loop of a fit: its outer loops (``max_epochs`` of steps, rounded up to whole
-        outer loops) cut into segments of ``checkpoint`` epochs, the batch sampler on the
-        host's row weights and the progress bar over all problems' outer loops."""
+        outer loops) cut into segments of ``checkpoint`` epochs, the batch sampler on
+        ``sampling``'s host draw weights (with its importance weights or None) and the
+        progress bar over all problems' outer loops."""
         n = X.shape[0]
         n_steps_total = max(1, math.ceil(max_epochs * n / batch_size))
         n_outer_total = max(1, math.ceil(n_steps_total / inner_iter))
         outer_per_segment = max(1, math.ceil(checkpoint * n / batch_size / inner_iter))
-        sampler = setup.Sampler(rng, sw_host)
+        draw, row_scale = sampling
+        sampler = setup.Sampler(rng, draw)
         sw = bk.xp.asarray(bk.asarray(sw_host), dtype=X.dtype)
+        row_scale = None if row_scale is None else bk.xp.asarray(bk.asarray(row_scale), dtype=X.dtype)
         bar = progress_bar(verbose, n_outer_total * n_problems, method, unit="outer it")
-        return cls(bk=bk, xp=bk.xp, X=X, sw=sw, graph=graph, run=run, sampler=sampler, method=method, loss=loss,
+        return cls(bk=bk, xp=bk.xp, X=X, sw=sw, row_scale=row_scale, graph=graph, run=run, sampler=sampler, method=method, loss=loss,
                    beta=beta, step=step, l1=l1, l2=l2, tol=tol, inner_iter=inner_iter, batch_size=batch_size,
                    n_outer_total=n_outer_total, outer_per_segment=outer_per_segment, clock=clock, bar=bar,
                    callback=callback, max_time=max_time)
@@ -69,7 +73,8 @@ class Loop:
     def solve(self, problem, cls):
         """Problem ``problem`` (rows of ``cls`` 1 against 0): its anchor products, then
         segments until the schedule ends or a checkpoint stops it. Returns (w with the
-        intercept last: the best iterate under ``tol``, the last one else; epochs run)."""
+        intercept last: the best iterate under ``tol``, the last one else; epochs run;
+        whether the schedule's end (``max_epochs``) stopped it before ``tol``'s test did)."""
         X, xp = self.X, self.xp
         anchors = anchor_products(X, cls, self.sw, self.graph, xp, self.bk)
         w = xp.zeros((X.shape[1] + 1,), dtype=X.dtype)
@@ -84,7 +89,8 @@ class Loop:
             state.outer_done += n_outer
             if self._checkpoint(state):
                 break
-        return state.stopper.best(state.w), self._epochs(state.outer_done)
+        capped = self.tol is not None and state.outer_done >= self.n_outer_total and not state.stopper.stopped
+        return state.stopper.best(state.w), self._epochs(state.outer_done), capped
 
     def close(self):
         """Close the progress bar (if any)."""
@@ -108,7 +114,7 @@ class Loop:
             state.w, state.g_rec, state.w_rec = self.run(
                 self.X, state.cls, state.w, batches, self.sw, Z, G, idx, gw, xp=xp, method=self.method,
                 loss=self.loss, beta=self.beta, eta=self.step, l1=self.l1, l2=self.l2, k_in=inner_iter,
-                n_outer=n_outer, record_step=record_step,
+                n_outer=n_outer, record_step=record_step, row_scale=self.row_scale,
             )
 
     def _checkpoint(self, state):
@@ -194,6 +200,7 @@ class _EarlyStop:
         self.signs = xp.astype(cls, X.dtype) * 2.0 - 1.0
         self.f_best, self.w_best, self.next_epoch = math.inf, None, 1
         self.total, self.count = None, 0
+        self.stopped = False  # the test said stop (converged, or a non-finite objective)
 
     def value(self, w):
         xp = self.xp
@@ -218,11 +225,13 @@ class _EarlyStop:
                 f, w_f = f_mean, mean
         self.total, self.count = None, 0
         if not math.isfinite(f):
+            self.stopped = True
             return True
         improved = self.f_best - f
         if f < self.f_best:
             self.f_best, self.w_best = f, self.xp.asarray(w_f, copy=True)
-        return improved < self.tol * abs(self.f_best)
+        self.stopped = improved < self.tol * abs(self.f_best)
+        return self.stopped
 
     def best(self, w):
         return w if self.w_best is None else self.w_best

@@ -42,8 +42,9 @@ def choose_defaults(step, tol, inner_iter, *, method, max_sq, mean_sq, nnz_row, 
 
           L_p = kappa (max_i ||x~_i||^2 / p + (1 - 1/p) mean_i ||x~_i||^2) + 2 l2,
 
-      ``x~ = [x, 1]`` (the intercept's feature), the mean weighted as rows are drawn
-      (by the sample weights), the max over rows that can be drawn, ``kappa`` the
+      ``x~ = [x, 1]`` (the intercept's feature), the mean weighted by the sample weights,
+      ``max_sq`` the largest ``r_i ||x~_i||^2`` over rows that can be drawn (``r_i`` the
+      importance weight of :func:`norm_sampling`, 1 with draws by the weights), ``kappa`` the
       bound of psi'' (:data:`CURVATURE`: 1/4 for the logistic loss, as SAG / SAGA
       use). The step follows the features' scale.
     - ``tol="auto"``: :data:`DEFAULT_TOL` with the automatic step; None (every epoch
@@ -90,9 +91,9 @@ def choose_defaults(step, tol, inner_iter, *, method, max_sq, mean_sq, nnz_row, 
 
 
 def row_statistics(X, xp, weights):
-    """(max, weighted mean) squared row norm with the constant 1 appended, over rows of
-    positive weight, and the (largest, median non-zero) column RMS of X: one O(nnz)
-    pass, host floats."""
+    """The squared row norms with the constant 1 appended (host float64, (n,)), their
+    mean weighted by ``weights``, and the (largest, median non-zero) column RMS of X:
+    one O(nnz) pass."""
     if is_sparse(X):  # canonical CSR (scipy, or cupyx on cuda), O(nnz)
         sq = to_numpy(ops.squared_sums(X, axis=1, dtype="float64", check_finite=False))
         col = to_numpy(ops.squared_sums(X, axis=0, dtype="float64", check_finite=False)) / X.shape[0]
@@ -103,13 +104,42 @@ def row_statistics(X, xp, weights):
         sq = to_numpy(xp.sum(X * X, axis=1))
         col = to_numpy(xp.mean(X * X, axis=0))
     sq = np.asarray(sq, dtype=np.float64) + 1.0
-    rows = weights > 0
     col = np.sqrt(np.asarray(col, dtype=np.float64))
     live = col[col > 0]
     rms = (float(live.max()), float(np.median(live))) if live.size else (0.0, 0.0)
     # np.sum of the product, not ``weights @ sq``: a BLAS dot of n > 10^4 wakes OpenBLAS's threads,
     # which then spin for ~0.1 s and took a core from the fit (w8a CSR with default threads: 1.8x)
-    return float(sq[rows].max()), float(np.sum(weights * sq) / weights.sum()), rms
+    return sq, float(np.sum(weights * sq) / weights.sum()), rms
+
+
+def norm_sampling(sq, mean_sq, weights):
+    """Rows drawn in proportion to their weight times their smoothness constant, half
+    and half with their weight alone ("partially biased" sampling: Needell, Srebro &
+    Ward 2016; Schmidt et al.'s SAG draws by the constants too), for the automatic step.
+
+    Row i (weight s_i, squared norm ``sq_i`` with the constant 1) is drawn with
+    probability proportional to ``s_i (1 + sq_i / mean_sq) / 2`` and its term of the
+    batch average multiplied by ``r_i = 2 / (1 + sq_i / mean_sq)`` (in (0, 2]), so the
+    average stays an unbiased gradient of the weighted loss. The constant the step
+    rests on, ``max_i r_i sq_i``, is then below ``2 mean_sq`` however long the longest
+    row is (uniform draws: ``max_i sq_i``), and no row's term is scaled by more than 2.
+
+    Returns
+    -------
+    draw : ndarray (n,)
+        The draw weights (mean 1 where ``weights`` have mean 1; ``weights`` where every
+        row has the same norm).
+    row_scale : ndarray (n,) or None
+        ``r``; None where it is 1 for every row (rows of equal norms: uniform draws).
+    max_sq : float
+        ``max r_i sq_i`` over rows of positive weight.
+    """
+    ratio = sq / mean_sq
+    live = weights > 0
+    if np.all(ratio[live] == ratio[live][0]):
+        return weights, None, float(sq[live].max())
+    row_scale = 2.0 / (1.0 + ratio)
+    return weights * (1.0 + ratio) / 2.0, row_scale, float((row_scale * sq)[live].max())
 
 
 def warn_scale(rms):
@@ -164,8 +194,9 @@ class Clock:
 
 class Sampler:
     """Mini-batch rows, drawn with replacement with probabilities proportional to the
-    row weights (uniform when they are all equal): a row of weight 0 is never drawn,
-    one of weight k as often as k copies of it."""
+    draw weights (uniform when they are all equal): a row of weight 0 is never drawn,
+    one of weight k as often as k copies of it. The draw weights are the row weights,
+    or :func:`norm_sampling`'s under the automatic step."""
 
     def __init__(self, rng, weights):
         self.rng, self.n = rng, weights.shape[0]

@@ -8,7 +8,7 @@ digits 8-vs-rest when the folder is absent.
 import numpy as np
 
 from algorithms import dsg
-from algorithms.bench.protocols import DSG_DATASETS, dsg_fit_kwargs, dsg_peers, dsg_settings
+from algorithms.bench.protocols import DSG_DATASETS, dsg_fit_kwargs, dsg_peers, dsg_settings, svc_peer
 from algorithms.datasets import load_or_digits
 
 from .common import BACKENDS, _FitPredictSuite
@@ -52,7 +52,7 @@ class DSG(_FitPredictSuite):
 
 
 # asv's names of the peers -> the protocol's.
-PEERS = {"SVC": "sklearn SVC", "RBFSampler+SGD": "RBFSampler+SGD"}
+PEERS = {"SVC": svc_peer()[0], "RBFSampler+SGD": "RBFSampler+SGD"}
 
 
 def _make_peer(used, peer):

@@ -82,3 +82,72 @@ def test_a_missing_extra_is_named(fake_section, tmp_path, monkeypatch, capsys):
         main(["bench", "--only", "toy", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert exit_.value.code == 1 and 'pip install "kbackends[bench]"' in err and "internal error" not in err
+
+
+def _digits_8():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:400] / 16.0, np.where(y[:400] == 8, 1, -1)
+    return X[:300], y[:300], X[300:], y[300:]
+
+
+def test_the_svc_peer_falls_back_to_scikit_learns_without_sklearnex(monkeypatch):
+    """scikit-learn-intelex absent (its import mocked to fail): libsvm's SVC, named so in
+    the rows and the note."""
+    import sklearn.svm
+
+    from algorithms.bench import dsg, protocols, sbp
+
+    monkeypatch.setitem(sys.modules, "sklearnex", None)
+    monkeypatch.setitem(sys.modules, "sklearnex.svm", None)
+    name, svc = protocols.svc_peer()
+    assert (name, svc) == (protocols.SKLEARN_SVC, sklearn.svm.SVC)
+    assert "sklearn SVC" in protocols.svc_peer_note() and "not installed" in protocols.svc_peer_note()
+    X, y, Xt, yt = _digits_8()
+    model, row = sbp._svc_row("digits", X, y, Xt, yt, 10.0, 0.05, lambda line: None)
+    assert type(model) is sklearn.svm.SVC and row.method == "sklearn SVC" and row.accuracy > 0.9
+    rows = dsg.peers("digits", X, y, Xt, yt, {"gamma": 0.05, "svc_C": 10.0}, lambda line: None)
+    assert [r.method for r in rows][0] == "sklearn SVC"
+
+
+def test_the_svc_peer_is_onedals_where_sklearnex_is_installed(monkeypatch):
+    """A stand-in ``sklearnex.svm`` module: the bench's SVC rows run its SVC and say so."""
+    import sklearn.svm
+
+    from algorithms.bench import demo, protocols, sbp
+
+    made = []
+
+    class OneDalSVC(sklearn.svm.SVC):
+        def fit(self, X, y, sample_weight=None):
+            made.append(self.get_params()["C"])
+            return super().fit(X, y, sample_weight)
+
+    package, module = types.ModuleType("sklearnex"), types.ModuleType("sklearnex.svm")
+    module.SVC = OneDalSVC
+    package.svm = module
+    monkeypatch.setitem(sys.modules, "sklearnex", package)
+    monkeypatch.setitem(sys.modules, "sklearnex.svm", module)
+    assert protocols.svc_peer() == (protocols.ONEDAL_SVC, OneDalSVC)
+    assert protocols.svc_peer_note().startswith("SVC peer: oneDAL SVC, scikit-learn-intelex")
+    X, y, Xt, yt = _digits_8()
+    model, row = sbp._svc_row("digits", X, y, Xt, yt, 10.0, 0.05, lambda line: None)
+    assert isinstance(model, OneDalSVC) and row.method == "oneDAL SVC" and made and set(made) == {10.0}
+    assert protocols.ONEDAL_SVC in protocols.dsg_peers({"gamma": 0.05, "svc_C": 1.0})
+    assert "sklearn SVC" not in protocols.dsg_peers({"gamma": 0.05, "svc_C": 1.0})
+    assert demo.svc_peer is protocols.svc_peer  # the demo names the same SVC
+
+
+def test_onedals_svc_when_it_is_really_installed():
+    """With scikit-learn-intelex installed, the peer is its SVC and learns like libsvm's."""
+    sklearnex_svm = pytest.importorskip("sklearnex.svm")
+    from sklearn.svm import SVC
+
+    from algorithms.bench import protocols, sbp
+
+    assert protocols.svc_peer() == (protocols.ONEDAL_SVC, sklearnex_svm.SVC)
+    X, y, Xt, yt = _digits_8()
+    _, row = sbp._svc_row("digits", X, y, Xt, yt, 10.0, 0.05, lambda line: None)
+    reference = SVC(C=10.0, gamma=0.05).fit(X, y).score(Xt, yt)
+    assert row.method == "oneDAL SVC" and abs(row.accuracy - reference) <= 0.02

@@ -19,9 +19,11 @@ def _problem(seed=0):
 @pytest.mark.parametrize("method", ["s3gd", "svrg", "sgd"])
 @pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "smooth_hinge"])
 @pytest.mark.parametrize("l1, l2", [(0.0, 0.01), (0.02, 0.0), (0.01, 0.005)])
-def test_numba_loop_matches_the_xp_reference(method, loss, l1, l2):
+@pytest.mark.parametrize("scaled", [False, True])  # importance weights on the rows' terms (norm sampling)
+def test_numba_loop_matches_the_xp_reference(method, loss, l1, l2, scaled):
     X, cls, cw, Z, G, idx, gw = _problem()
     batches = np.random.default_rng(1).integers(0, X.shape[0], size=(3 * 4, 5))
+    scale = np.random.default_rng(2).uniform(0.2, 2.0, X.shape[0]) if scaled else None
     w0 = np.full(X.shape[1] + 1, 0.1)
     out = {}
     for impl in ("numba", "xp"):
@@ -29,7 +31,8 @@ def test_numba_loop_matches_the_xp_reference(method, loss, l1, l2):
         run = get_kernel("prox_sgd_run", bk)
         args = [bk.asarray(a) for a in (X, cls, w0, batches, cw, Z, G, idx, gw)]
         out[impl] = [host(a) for a in run(*args, xp=bk.xp, method=method, loss=loss, beta=5.0, eta=0.3, l1=l1,
-                                           l2=l2, k_in=4, n_outer=3, record_step=6)]
+                                           l2=l2, k_in=4, n_outer=3, record_step=6,
+                                           row_scale=None if scale is None else bk.asarray(scale))]
     for a, b in zip(out["numba"], out["xp"]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     assert np.any(out["numba"][0] != w0)

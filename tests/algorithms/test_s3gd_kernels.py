@@ -23,10 +23,10 @@ def _problem(seed=0):
 
 
 @pytest.mark.parametrize("method", ["s3gd", "svrg", "sgd"])
-@pytest.mark.parametrize("loss, l1, l2", [("logistic", 0.0, 0.01), ("squared_hinge", 0.02, 0.0),
-                                          ("smooth_hinge", 0.01, 0.005)])
+@pytest.mark.parametrize("loss, l1, l2, scaled", [("logistic", 0.0, 0.01, False), ("squared_hinge", 0.02, 0.0, True),
+                                                  ("smooth_hinge", 0.01, 0.005, False), ("logistic", 0.0, 0.01, True)])
 @pytest.mark.cuda
-def test_matches_the_numba_engine(gpu, dtype_name, method, loss, l1, l2):
+def test_matches_the_numba_engine(gpu, dtype_name, method, loss, l1, l2, scaled):
     X, cls, cw, Z, G, idx, gw = _problem()
     batches = np.random.default_rng(1).integers(0, X.shape[0], size=(2 * 3, 7))  # 7 rows: groups not filled
     w0 = np.full(X.shape[1] + 1, 0.1)
@@ -34,8 +34,10 @@ def test_matches_the_numba_engine(gpu, dtype_name, method, loss, l1, l2):
           "record_step": 4}
     host = [np.asarray(a, dtype=dtype_name) if np.asarray(a).dtype.kind == "f" else a
             for a in (X, cls, w0, batches, cw, Z, G, idx, gw)]
-    want = get_kernel("prox_sgd_run", "cpu")(*host, xp=np, **kw)
-    got = get_kernel("prox_sgd_run", gpu)(*[gpu.asarray(a) for a in host], xp=gpu.xp, **kw)
+    scale = np.random.default_rng(2).uniform(0.2, 2.0, X.shape[0]).astype(dtype_name) if scaled else None
+    want = get_kernel("prox_sgd_run", "cpu")(*host, xp=np, row_scale=scale, **kw)
+    got = get_kernel("prox_sgd_run", gpu)(*[gpu.asarray(a) for a in host], xp=gpu.xp,
+                                          row_scale=None if scale is None else gpu.asarray(scale), **kw)
     tol = 2e-5 if dtype_name == "float32" else 1e-11
     for a, b in zip(got, want):
         assert to_numpy(a).dtype == np.dtype(dtype_name)
@@ -89,3 +91,15 @@ def test_prox_sgd_loop_on_csr_rows_matches_dense(method, l1):
         for a, b in zip(got, dense):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
     assert np.any(dense[0] != w0)
+    # importance weights on the rows' terms: CSR (both loops) as dense; weights of 1, the unweighted run to the bit
+    scale = np.random.default_rng(2).uniform(0.2, 2.0, X.shape[0])
+    scaled = run(X, cls, w0, batches, cw, Z, G, idx, gw, row_scale=scale, **kw)
+    for lazy in (True, False):
+        got = run(sp.csr_matrix(X), cls, w0, batches, cw, Z, G, idx, gw, lazy=lazy, row_scale=scale, **kw)
+        for a, b in zip(got, scaled):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
+        ones = run(sp.csr_matrix(X), cls, w0, batches, cw, Z, G, idx, gw, lazy=lazy, row_scale=np.ones(60), **kw)
+        np.testing.assert_array_equal(ones[0], run(sp.csr_matrix(X), cls, w0, batches, cw, Z, G, idx, gw, lazy=lazy,
+                                                   **kw)[0])
+    np.testing.assert_array_equal(run(X, cls, w0, batches, cw, Z, G, idx, gw, row_scale=np.ones(60), **kw)[0], dense[0])
+    assert np.max(np.abs(scaled[0] - dense[0])) > 1e-3

@@ -8,9 +8,14 @@ import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 
+from sklearn.datasets import load_iris
+from sklearn.exceptions import ConvergenceWarning
+
 from algorithms import S3GDClassifier, s3gd
 from algorithms._boundary.fit_plan import class_row_weights as row_weights
-from algorithms.s3gd._setup import DEFAULT_TOL, choose_defaults
+from algorithms.bench.protocols import appended, logistic_objective, logistic_optimum
+from algorithms.bench.s3gd_defaults import heavy_tailed_problem
+from algorithms.s3gd._setup import DEFAULT_TOL, choose_defaults, norm_sampling, row_statistics
 from kbackends import to_numpy
 
 STATS = {"method": "s3gd", "max_sq": 5.0, "mean_sq": 3.0, "nnz_row": 20, "n_features": 20, "n_anchors": 100,
@@ -44,9 +49,10 @@ def test_defaults_adapt_to_the_feature_scale_and_warn_when_it_is_far_from_one(ca
     X, y = cancer
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ConvergenceWarning)  # the nearly separable set runs to max_epochs
         clf = S3GDClassifier(random_state=0).fit(X, y)
     assert clf.score(X, y) > 0.97
-    assert 0 < clf.n_iter_ <= 10.0 + 20 * 10 / len(y)  # max_epochs, rounded up to a whole outer loop
+    assert isinstance(clf.n_iter_, int) and 0 < clf.n_iter_ <= 10  # whole epochs, at most max_epochs
     # the same data 1000x larger: the step shrinks with it (the margins are the same)...
     with pytest.warns(UserWarning, match="Standardise X"):
         big = S3GDClassifier(random_state=0).fit(1000.0 * X, y)
@@ -67,6 +73,67 @@ def test_early_stop_ends_on_a_flat_objective_and_keeps_the_best_iterate(cancer):
     assert seen[-1] == pytest.approx(m.params["epochs"][0])
     full = s3gd.fit(X, y, tol=None, max_epochs=3, random_state=0)
     assert full.params["epochs"][0] >= 3
+
+
+def test_norm_sampling_keeps_the_batch_average_unbiased_and_bounds_the_step_constant():
+    rng = np.random.default_rng(0)
+    n = 200
+    X = rng.standard_t(2, size=(n, 3))
+    weights = rng.integers(0, 3, n).astype(np.float64)
+    weights /= weights.mean()
+    sq, mean_sq, _ = row_statistics(X, np, weights)
+    draw, scale, max_sq = norm_sampling(sq, mean_sq, weights)
+    q = draw / draw.sum()
+    terms = rng.standard_normal((n, 4))  # any per-row gradient terms
+    # drawn with probabilities q and weighted by r: the weighted mean (1/n) sum_i s_i g_i in expectation
+    np.testing.assert_allclose(q @ (scale[:, None] * terms), weights @ terms / n, rtol=1e-12)
+    assert draw.mean() == pytest.approx(1.0) and np.all(draw[weights == 0] == 0) and np.all(scale <= 2.0)
+    live = weights > 0
+    assert max_sq == pytest.approx(np.max((scale * sq)[live])) and max_sq < 2 * mean_sq < sq[live].max()
+    # rows of equal norms: drawn by their weights alone, no importance weights
+    same = norm_sampling(np.full(n, 4.0), 4.0, weights)
+    assert same[0] is weights and same[1] is None and same[2] == 4.0
+
+
+def test_heavy_tailed_rows_do_not_dictate_the_automatic_step():
+    """Standardised t(2) features (rows up to ~100 standard deviations long): the default
+    draws rows by their norms, so its step rests on the mean norm, and it reaches the
+    optimum within the stopping rule; the step of the longest row with uniform draws
+    crawls at the same number of epochs."""
+    X, y, _, _ = heavy_tailed_problem(n=10_000, n_test=1, seed=1)
+    Xa = appended(X)
+    fstar = logistic_optimum(Xa, y)
+
+    def gap(model):
+        return (logistic_objective(Xa, y, np.concatenate([model.coef[0], model.intercept])) - fstar) / fstar
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        auto = s3gd.fit(X, y, random_state=0)
+    epochs = auto.params["epochs"][0]
+    assert gap(auto) < 3e-3 and epochs < 10
+    sq, mean_sq, _ = row_statistics(X, np, np.ones(len(y)))
+    assert sq.max() > 200 * mean_sq  # the set is as heavy-tailed as meant
+    uniform_step = 1.0 / (2 * (0.25 * (sq.max() / 10 + 0.9 * mean_sq) + 2e-3))  # the longest row's rule
+    uniform = s3gd.fit(X, y, step=uniform_step, max_epochs=epochs, random_state=0)
+    assert gap(uniform) > 3 * gap(auto)
+
+
+def test_the_epoch_cap_warns_when_it_ends_the_fit_before_tol(cancer):
+    X, y = cancer
+    with pytest.warns(ConvergenceWarning, match="max_epochs=1 ended the fit"):
+        clf = S3GDClassifier(max_epochs=1, tol=1e-9, random_state=0).fit(X, y)
+    assert clf.n_iter_ == 1 and isinstance(clf.n_iter_, int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        S3GDClassifier(max_epochs=1, tol=None, random_state=0).fit(X, y)  # no stopping rule: nothing to warn of
+        stopped = S3GDClassifier(tol=0.5, random_state=0).fit(X, y)  # the rule ended it
+        s3gd.fit(X, y, max_epochs=1, tol=1e-9, random_state=0, callback=lambda info: True)  # the callback ended it
+    assert isinstance(stopped.n_iter_, int) and 1 <= stopped.n_iter_ < 10
+    assert stopped.n_iter_ == round(stopped.model_.params["epochs"][0])
+    Xi, yi = load_iris(return_X_y=True)
+    with pytest.warns(ConvergenceWarning, match="3 of the 3 one-vs-rest problems"):
+        s3gd.fit((Xi - Xi.mean(0)) / Xi.std(0), yi, max_epochs=1, tol=1e-9, random_state=0)
 
 
 def _weighted_problem(n=120, d=4, seed=0):

@@ -75,7 +75,8 @@ _LANES = 4 if config.ENABLE_CUDASIM else 16  # threads per batch row in the scor
 _GROUPS = _THREADS // _LANES  # batch rows scored at once
 
 _SIG = ("void({f}[:, ::1], int64[::1], int64[:, ::1], int64, int64, int64, {f}[:, ::1], {f}[:, :, ::1], {f}[:, ::1],"
-        " int64[:, ::1], {f}[:, ::1], {f}[::1], {f}[::1], {f}[::1], {f}[::1], int64, int64, {f}, {f}, {f}, {f}, {f},"
+        " int64[:, ::1], {f}[:, ::1], {f}[::1], {f}[::1], {f}[::1], {f}[::1], {f}[::1], int64, int64, {f}, {f}, {f},"
+        " {f}, {f},"
         " int64, {f}[::1], {f}[::1], int64, {f}[::1], int32[::1], int32[::1], {f}[::1])")
 PTX_SIGNATURES = {"_steps": [_SIG.format(f="float32"), _SIG.format(f="float64")]}
 
@@ -118,11 +119,12 @@ def _row_score(X, i, w, sparse, data, indices, indptr, lane, zero):
 
 
 @cuda.jit(device=True)
-def _batch_coefficients(X, cls, batches, t, D, nbr_idx, nbr_w, u_ref, w, coef, code, loss, beta, inv_p, sparse, data,
-                        indices, indptr, part, one, zero):
+def _batch_coefficients(X, cls, batches, t, D, nbr_idx, nbr_w, row_scale, u_ref, w, coef, code, loss, beta, inv_p,
+                        sparse, data, indices, indptr, part, one, zero):
     """Step ``t``'s coefficient of every batch row, by the whole block (``_LANES`` threads
     a row): its score, the loss derivative and the control variate (S3GD's anchors,
-    SVRG's snapshot score), over ``p``: ``coef[b]``."""
+    SVRG's snapshot score), times the row's importance weight (``row_scale``; empty:
+    1), over ``p``: ``coef[b]``."""
     tid = cuda.threadIdx.x
     lane = tid % _LANES
     grp = tid // _LANES
@@ -152,6 +154,8 @@ def _batch_coefficients(X, cls, batches, t, D, nbr_idx, nbr_w, u_ref, w, coef, c
                     a -= nbr_w[i, q] * D[ci, nbr_idx[i, q]]
             elif code == 2:
                 a -= dpsi_typed(u_ref[i], y, loss, beta, one)
+            if row_scale.shape[0]:
+                a *= row_scale[i]
             coef[b] = a * inv_p
     cuda.syncthreads()
 
@@ -214,8 +218,8 @@ def _prox_update(X, batches, t, H, coef, w, eta, l1, shrink, record_step, record
 
 
 @cuda.jit
-def _steps(X, cls, batches, t0, n_outer, k_in, anchors, G, D, nbr_idx, nbr_w, u_ref, H, w, coef, code, loss, beta,
-           eta, l1, shrink, inv_p, record_step, record_g, record_w, sparse, data, indices, indptr, gbuf):
+def _steps(X, cls, batches, t0, n_outer, k_in, anchors, G, D, nbr_idx, nbr_w, row_scale, u_ref, H, w, coef, code, loss,
+           beta, eta, l1, shrink, inv_p, record_step, record_g, record_w, sparse, data, indices, indptr, gbuf):
     """``n_outer`` outer loops of ``k_in`` steps from step ``t0``, one block; ``w``
     updated in place. S3GD's snapshot (D, H) is computed here at each outer loop;
     SVRG's (``u_ref``, ``H``) comes from the caller, one outer loop per launch.
@@ -233,8 +237,8 @@ def _steps(X, cls, batches, t0, n_outer, k_in, anchors, G, D, nbr_idx, nbr_w, u_
         for inner in range(k_in):
             t = t0 + outer * k_in + inner
             # (a) per batch row: score, derivative, control variate -> coef[b]
-            _batch_coefficients(X, cls, batches, t, D, nbr_idx, nbr_w, u_ref, w, coef, code, loss, beta, inv_p,
-                                sparse, data, indices, indptr, part, one, zero)
+            _batch_coefficients(X, cls, batches, t, D, nbr_idx, nbr_w, row_scale, u_ref, w, coef, code, loss, beta,
+                                inv_p, sparse, data, indices, indptr, part, one, zero)
             # (b) per weight: gradient, record, proximal step
             if sparse:
                 _sparse_gradient(batches, t, H, coef, data, indices, indptr, gbuf)
@@ -243,7 +247,7 @@ def _steps(X, cls, batches, t0, n_outer, k_in, anchors, G, D, nbr_idx, nbr_w, u_
 
 
 def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, *, xp, method, loss, beta,
-                 eta, l1, l2, k_in, n_outer, record_step):
+                 eta, l1, l2, k_in, n_outer, record_step, row_scale=None):
     """``n_outer`` outer loops of ``k_in`` steps (the signature of ``_xp.prox_sgd_run``).
 
     Returns
@@ -279,7 +283,9 @@ def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, 
     u_ref = xp.zeros((1,), dtype=dt)
     scalars = (code, lcode, typed(beta), typed(eta), typed(l1), typed(1.0 / (1.0 + 2.0 * eta * l2)), typed(1.0 / p))
     args = (X, cls, batches)
-    tail = (nbr_idx, nbr_w)
+    row_scale = (xp.zeros((0,), dtype=dt) if row_scale is None
+                 else xp.ascontiguousarray(xp.astype(xp.asarray(row_scale), dt, copy=False)))
+    tail = (nbr_idx, nbr_w, row_scale)
     if code != 2:  # S3GD computes its snapshot in the kernel, SGD has none: the whole run in one launch
         anchors, G = contiguous(xp, xp.astype(anchors, dt, copy=False), xp.astype(G, dt, copy=False))
         D = xp.empty((2, anchors.shape[0]), dtype=dt)  # S3GD's is written at each outer loop before use

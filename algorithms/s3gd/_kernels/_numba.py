@@ -97,9 +97,18 @@ def _coefficient(s, i, cls, nbr_idx, nbr_w, D, u_ref, code, loss, beta):
     return a
 
 
+@njit(cache=True, inline="always")
+def _scaled(a, i, row_scale, p):
+    """Row i's term of the batch average: ``a / p``, times its importance weight where
+    rows are not drawn in proportion to their weights (``row_scale`` empty: all 1)."""
+    if row_scale.shape[0]:
+        return a * row_scale[i] / p
+    return a / p
+
+
 @njit(cache=True)
-def _run(X, data, indices, indptr, sparse, n, d, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, code,
-         loss, beta, eta, l1, l2, k_in, n_outer, record_step, record_g, record_w):
+def _run(X, data, indices, indptr, sparse, n, d, cls, w, batches, sample_weight, row_scale, anchors, G, nbr_idx, nbr_w,
+         code, loss, beta, eta, l1, l2, k_in, n_outer, record_step, record_g, record_w):
     # w, g, H have d + 1 entries: the last is the constant feature's (intercept)
     p = batches.shape[1]
     m = anchors.shape[0]
@@ -118,7 +127,7 @@ def _run(X, data, indices, indptr, sparse, n, d, cls, w, batches, sample_weight,
             for b in range(p):
                 i = batches[t, b]
                 s = _dot(X, data, indices, indptr, sparse, i, w, d)
-                a = _coefficient(s, i, cls, nbr_idx, nbr_w, D, u_ref, code, loss, beta) / p
+                a = _scaled(_coefficient(s, i, cls, nbr_idx, nbr_w, D, u_ref, code, loss, beta), i, row_scale, p)
                 _axpy(X, data, indices, indptr, sparse, i, a, g, d)
             if t == record_step:
                 for c in range(d + 1):
@@ -160,8 +169,8 @@ def _prefetch_rows(batches, t, n_steps, indptr, data, indices, nbr_idx, nbr_w, c
 
 
 @njit(cache=True)
-def _run_lazy(data, indices, indptr, n, d, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, code, loss,
-              beta, eta, l2, k_in, n_outer, record_step, record_g, record_w):
+def _run_lazy(data, indices, indptr, n, d, cls, w, batches, sample_weight, row_scale, anchors, G, nbr_idx, nbr_w, code,
+              loss, beta, eta, l2, k_in, n_outer, record_step, record_g, record_w):
     """Sparse rows and no l1 term: the same iterates in O(nnz) per step (no O(d) pass).
 
     Within an outer loop H is fixed and the prox is the shrink s = 1 / (1 + 2 eta l2),
@@ -198,7 +207,7 @@ def _run_lazy(data, indices, indptr, n, d, cls, w, batches, sample_weight, ancho
                     xv += data[q] * v[c]
                     xh += data[q] * H[c]
                 s = alpha * xv + beta_h * xh
-                coef[b] = _coefficient(s, i, cls, nbr_idx, nbr_w, D, u_ref, code, loss, beta) / p
+                coef[b] = _scaled(_coefficient(s, i, cls, nbr_idx, nbr_w, D, u_ref, code, loss, beta), i, row_scale, p)
             if t == record_step:
                 for c in range(d + 1):
                     record_w[c] = alpha * v[c] + beta_h * H[c]
@@ -216,23 +225,24 @@ def _run_lazy(data, indices, indptr, n, d, cls, w, batches, sample_weight, ancho
 
 
 def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, *, xp, method, loss, beta,
-                 eta, l1, l2, k_in, n_outer, record_step, lazy=True):
+                 eta, l1, l2, k_in, n_outer, record_step, row_scale=None, lazy=True):
     """See ``_xp.prox_sgd_run``. CSR ``X`` without an l1 term runs ``_run_lazy``
     (``lazy=False``: the O(d)-per-step loop, for the tests that compare them)."""
     n, d = X.shape
     w = np.array(w, dtype=X.dtype, copy=True)
     record_g = np.zeros(d + 1, dtype=X.dtype)
     record_w = np.zeros(d + 1, dtype=X.dtype)
+    scale = np.zeros(0, dtype=X.dtype) if row_scale is None else np.asarray(row_scale)
     if hasattr(X, "tocsr") and l1 == 0.0 and lazy:  # canonical CSR from the caller
-        _run_lazy(X.data, X.indices, X.indptr, n, d, cls, w, batches, sample_weight.astype(np.float64), anchors, G,
-                  nbr_idx, nbr_w, METHODS[method], PSI_CODES[loss], float(beta), float(eta), float(l2), int(k_in),
+        _run_lazy(X.data, X.indices, X.indptr, n, d, cls, w, batches, sample_weight.astype(np.float64), scale,
+                  anchors, G, nbr_idx, nbr_w, METHODS[method], PSI_CODES[loss], float(beta), float(eta), float(l2), int(k_in),
                   int(n_outer), int(record_step), record_g, record_w)
         return w, record_g, record_w
     if hasattr(X, "tocsr"):
         rows = (np.zeros((0, 0), dtype=X.dtype), X.data, X.indices, X.indptr, True)
     else:
         rows = (X, np.zeros(0, dtype=X.dtype), np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int32), False)
-    _run(*rows, n, d, cls, w, batches, sample_weight.astype(np.float64), anchors, G, nbr_idx, nbr_w, METHODS[method],
-         PSI_CODES[loss], float(beta), float(eta), float(l1), float(l2), int(k_in), int(n_outer), int(record_step),
+    _run(*rows, n, d, cls, w, batches, sample_weight.astype(np.float64), scale, anchors, G, nbr_idx, nbr_w,
+         METHODS[method], PSI_CODES[loss], float(beta), float(eta), float(l1), float(l2), int(k_in), int(n_outer), int(record_step),
          record_g, record_w)
     return w, record_g, record_w

@@ -18,7 +18,10 @@ with psi the loss (:mod:`kbackends.losses`), b_i and H fixed per outer loop:
   sgd:  b_i = 0, H = 0.
 Class c = 0 is y = -1, c = 1 is y = +1; ``sample_weight`` s_i (mean 1 over the
 rows; from the class weights); batches are drawn by the caller with
-probabilities proportional to them, so the plain batch average is unbiased.
+probabilities proportional to them, so the plain batch average is unbiased; or, with
+``row_scale`` r (n,), in proportion to s_i / r_i (e.g. S3GD's automatic step draws long
+rows more often), each row's term then multiplied by r_i, the importance weight that
+keeps the batch average unbiased.
 """
 
 from kbackends.losses import PSI_CODES, dpsi
@@ -27,7 +30,7 @@ METHODS = {"sgd": 0, "s3gd": 1, "svrg": 2}
 
 
 def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, *, xp, method, loss, beta,
-                 eta, l1, l2, k_in, n_outer, record_step):
+                 eta, l1, l2, k_in, n_outer, record_step, row_scale=None):
     code, lcode = METHODS[method], PSI_CODES[loss]
     n, d = X.shape
     d = d + 1  # the implicit constant feature: w[-1] is the intercept
@@ -60,6 +63,8 @@ def prox_sgd_run(X, cls, w, batches, sample_weight, anchors, G, nbr_idx, nbr_w, 
                 coef = coef - xp.sum(xp.take(nbr_w, rows, axis=0) * xp.reshape(Db, (p, -1)), axis=1)
             elif code == 2:
                 coef = coef - dpsi(xp.take(u_ref, rows), yb, lcode, beta, xp)
+            if row_scale is not None:
+                coef = coef * xp.take(xp.astype(row_scale, X.dtype), rows)
             g = xp.concat(((coef / p) @ Xb, xp.sum(coef / p)[None])) + H
             if t == record_step:
                 record_g, record_w = g, w
