@@ -24,10 +24,10 @@ EARLY_STOPPING_PASSES = 1  # ... and at least this many passes over the data
 EARLY_STOPPING_MIN_ROWS = 10_000  # as HistGradientBoosting's early_stopping="auto"
 MAX_VALIDATION_ROWS = 50_000  # held-out rows at most (their f is updated every iteration)
 # feature_budget="auto": a model whose evaluation costs about FEATURE_WORK multiply-adds
-# a row (features x (input cost per row + COS_COST)), clipped to [MIN_FEATURES, MAX_FEATURES].
+# a row (features x (input cost per row + COS_COST)), at least MIN_FEATURES.
 FEATURE_WORK = 2**20
 COS_COST = 32  # a cosine and the coefficient's multiply-add, in multiply-adds of the inner product
-MIN_FEATURES, MAX_FEATURES = 8_192, 51_200
+MIN_FEATURES = 8_192
 
 
 @dataclass(frozen=True)
@@ -85,15 +85,15 @@ def auto_feature_budget(row_cost):
     multiply-adds each in the features' inner products (the number of features of
     dense rows, the mean stored values of a sparse row).
 
-    ``FEATURE_WORK / (row_cost + COS_COST)`` clipped to [8,192, 51,200]: a model whose
-    evaluation costs about a million multiply-adds a row, so that an iteration past the
-    budget costs about the same whatever the data's width, and a pass over ``n`` rows
-    ``O(n)`` (20,164 features for 20 dense features; 51,200, the 200 blocks of the
-    early-stopping bound of ``n_iter``, is the most). The data's size enters through the
-    iterations (:func:`auto_settings`: at least one pass over the rows), the width
-    through the features they can afford.
+    ``FEATURE_WORK / (row_cost + COS_COST)``, at least 8,192: a model whose evaluation
+    costs about a million multiply-adds a row (``2**20``; a cosine counted as 32), so
+    that an iteration past the budget costs about the same whatever the data's width,
+    and a pass over ``n`` rows ``O(n)``: 20,164 features for 20 dense features, 32,768
+    at most (the rows' cost vanishing), 8,192 for rows of 96 values or more. The
+    data's size enters through the iterations (:func:`auto_settings`: at least one pass
+    over the rows), the width through the features they can afford.
     """
-    return int(min(MAX_FEATURES, max(MIN_FEATURES, FEATURE_WORK // (max(0, math.ceil(row_cost)) + COS_COST))))
+    return int(max(MIN_FEATURES, FEATURE_WORK // (max(0, math.ceil(row_cost)) + COS_COST)))
 
 
 def budget_blocks(feature_budget, X, block_size):

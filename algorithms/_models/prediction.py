@@ -2,7 +2,10 @@
 
 :class:`Predictor` gives a model its public ``decision_function`` / ``predict`` from
 its ``raw_decision(X, bk)``; :func:`kernel_expansion` evaluates ``K(X, S) @ coef`` in
-row chunks (SBP's model, and SBP's response update during training).
+row chunks (SBP's model, and SBP's response update during training). Large inputs are
+predicted :data:`PREDICT_ROWS` rows at a time: the compute-dtype copy of the rows and the
+kernels' buffers stay small whatever the number of rows, and every row's value is the
+one it gets alone.
 """
 
 from __future__ import annotations
@@ -17,6 +20,22 @@ from .._boundary.precision import centred_cast
 from .dask_arrays import is_dask_array, map_rows
 from .._boundary.validation import check_n_features, check_X
 from .calibration import calibrated_proba
+
+
+#: Rows per chunk of a prediction (16 MB of float32 rows for 16 features).
+PREDICT_ROWS = 2**18
+
+
+def _row_chunks(X):
+    """``X`` in slices of :data:`PREDICT_ROWS` rows: arrays, CSR matrices and DataFrames
+    of more rows than that; anything else (lists, other sparse formats) whole."""
+    shape = getattr(X, "shape", None)
+    n = shape[0] if shape is not None and len(shape) == 2 else 0
+    sliceable = hasattr(X, "iloc") or getattr(X, "format", "csr") == "csr"
+    if n <= PREDICT_ROWS or not sliceable:
+        return [X]
+    rows = X.iloc if hasattr(X, "iloc") else X
+    return [rows[start : start + PREDICT_ROWS] for start in range(0, n, PREDICT_ROWS)]
 
 
 class Predictor:
@@ -47,6 +66,12 @@ class Predictor:
         if is_dask_array(X):
             return map_rows(type(self).decision_function, X, self)
         bk = resolve(backend, resolve_hint(X))
+        parts = [self._decision_of_rows(rows, bk) for rows in _row_chunks(X)]
+        f = parts[0] if len(parts) == 1 else bk.xp.concat(parts, axis=0)
+        return f[:, 0] if f.shape[1] == 1 else f
+
+    def _decision_of_rows(self, X, bk):
+        """``raw_decision`` of the rows ``X`` (validated here), shape (n, n_outputs)."""
         centre = getattr(self, "centre", None)
         # computed in the model's dtype (float32 models: the fast path); a centred model's rows
         # are read in their own dtype and centred in float64 before the cast, as in its fit
@@ -54,8 +79,7 @@ class Predictor:
         check_n_features(X, self.n_features_in)
         if centre is not None:
             X = centred_cast(X, centre, bk.xp, getattr(bk.xp, self.dtype))
-        f = self.raw_decision(X, bk)
-        return f[:, 0] if f.shape[1] == 1 else f
+        return self.raw_decision(X, bk)
 
     def predict(self, X, *, backend="auto"):
         """Predicted labels (classification) or values (regression) for ``X``, on ``X``'s

@@ -110,15 +110,18 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
         RKHS penalty ``(lam / 2) ||f||^2``; old blocks shrink by ``1 - step_t * lam``.
     n_iter : int or "auto", default "auto"
         Iterations; each adds or updates one block (at most ``n_iter`` blocks).
-        "auto": 200 with early stopping (an upper bound the held-out loss usually
-        ends first), else about 10 passes over the rows, ``ceil(10 n / batch_size)``
-        clipped to [10, 200] (:func:`algorithms._boundary.fit_plan.auto_settings`). The iterations run are the
-        model's ``params["n_iter_done"]`` (the estimators' ``n_iter_``).
+        "auto": with early stopping, the larger of 200 and one pass over the rows
+        (``ceil(n / batch_size)``: every row is read on large data), a bound the
+        held-out loss usually ends first (a ``ConvergenceWarning`` says when it did
+        not); else about 10 passes over the rows, ``ceil(10 n / batch_size)``
+        clipped to [10, 200] (:func:`algorithms._boundary.fit_plan.auto_settings`).
+        The iterations run are the model's ``params["n_iter_done"]`` (the
+        estimators' ``n_iter_``).
     batch_size : int or "auto", default "auto"
         Rows drawn (with replacement) per iteration; "auto": ``min(4096, n)``.
     early_stopping : "auto" or bool, default "auto"
         Hold out ``validation_fraction`` of the rows (stratified by class, at most
-        100,000) and stop when their mean loss has not improved by ``tol``
+        50,000) and stop when their mean loss has not improved by ``tol``
         (relative) for ``n_iter_no_change`` iterations; the model is the iterate
         with the best held-out loss (``params["best_iteration"]``; not with
         ``average=True``, which returns the average up to the stop). "auto": on when ``n_iter="auto"`` and there are at least 10,000
@@ -151,7 +154,7 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
         for "cdsg"), so an iteration's cost stops growing and a pass over the data
         costs O(n). "auto": about a million multiply-adds a row,
         :func:`algorithms._boundary.fit_plan.auto_feature_budget` (~20,000 features
-        for 20 dense features, 8,192 to 51,200 in all); None: no limit (the paper's
+        for 20 dense features, 8,192 to 32,768 in all); None: no limit (the paper's
         DSG, whose iteration cost grows with the iterations).
     udsg_pattern : (int, int), default (1, 1)
         UDSG's (G, U): G iterations with new blocks, then U with old ones.
