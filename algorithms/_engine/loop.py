@@ -33,6 +33,8 @@ Polyak averaging of the iterates is optional and costs O(1) per event (see
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -124,7 +126,20 @@ def _warn_not_converged(n_iter):
     """scikit-learn's ConvergenceWarning: the iterations ran out while the held-out loss still improved."""
     msg = (f"the fit ran its {n_iter} iterations (`n_iter`) before early stopping ended it: the held-out loss was "
            "still improving; raise `n_iter` for a better model")
-    warnings.warn(msg, ConvergenceWarning, stacklevel=4)
+    warnings.warn(msg, ConvergenceWarning, stacklevel=_caller_level())
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _caller_level():
+    """The ``stacklevel`` of the first frame outside this package, seen from the function
+    that calls ``warnings.warn``: the warning names the user's line, whichever entry
+    (function, estimator, search) led here."""
+    frame, level = sys._getframe(2), 2  # the caller of the warning function: stacklevel 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class _Iteration:
