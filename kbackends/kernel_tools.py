@@ -32,6 +32,11 @@ Numba (cpu)
     :func:`prefetch` ``(array, index)``
         A software prefetch of ``array[index]`` (a row of a 2-D array) inside an
         ``@njit`` loop that visits rows in an order known in advance.
+:func:`biased_level_warm` ``(c, y, n_pos, volume, state, band_p, band_n)``, ``WARM_STATE``
+    Inside an ``@njit`` loop: the two-basin water level and bias (the
+    ``water_level_biased`` op's answer) warm-started from the previous call's level,
+    kept in ``state`` (float64, ``WARM_STATE`` entries, zeros before the first call);
+    ``band_p``, ``band_n``: float64 scratch of c's length.
 
 Each name is imported on first use, so ``import kbackends.kernel_tools`` imports
 neither Numba-CUDA (absent on a cpu-only install) nor Numba: a cpu kernel module that
@@ -66,6 +71,7 @@ if TYPE_CHECKING:  # for readers, IDEs and type checkers; at run time each name 
     )
     from .kernels._cuda_math import HALF, INF, ONE, TWO, ZERO, cos, sincos
     from .kernels._numba_prefetch import prefetch
+    from .kernels.waterfill._warm import WARM_STATE, biased_level_warm
 
 # name -> the private module that defines it (one object: Numba's overloads of cos /
 # sincos are keyed on the function, so the re-exported name must be the same object).
@@ -77,11 +83,12 @@ _HOME = {
     "tree_sum": "kbackends.kernels._cuda_block",
     **dict.fromkeys(("cos", "sincos", "ZERO", "ONE", "TWO", "HALF", "INF"), "kbackends.kernels._cuda_math"),
     "prefetch": "kbackends.kernels._numba_prefetch",
+    **dict.fromkeys(("biased_level_warm", "WARM_STATE"), "kbackends.kernels.waterfill._warm"),
 }
 
 __all__ = [
-    "BLOCK_2D", "HALF", "INF", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D", "TWO", "ZERO",
-    "blocks_for", "chunk_rows", "contiguous", "cos", "grid_1d", "grid_2d", "launch_context", "prefetch", "row_passes",
+    "BLOCK_2D", "HALF", "INF", "WARM_STATE", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D", "TWO", "ZERO",
+    "biased_level_warm", "blocks_for", "chunk_rows", "contiguous", "cos", "grid_1d", "grid_2d", "launch_context", "prefetch", "row_passes",
     "run_kernel", "sincos", "tree_sum",
 ]
 

@@ -12,9 +12,12 @@ from typing import Any
 import numpy as np
 
 from kbackends import get_kernel, ops, sync_free, to_numpy
+from kbackends.kernel_tools import WARM_STATE
+from kbackends.ops import RESPONSE_KERNELS
 
 from .._boundary.sparse import is_sparse
 from .._engine.progress import progress_bar
+from ._kernels._numba import SCALARS
 from ._steps import (
     batch_quad,
     block_response,
@@ -67,6 +70,11 @@ def run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, ca
     uniforms = _Uniforms(bk, seed, n_iter, p.n_out, batch_size)
     start = time.perf_counter()
     bar = progress_bar(verbose, n_iter, "sbp")
+    if p.compiled is not None:  # the cpu engine: many iterations per compiled call
+        _compiled_run(p, st, uniforms, n_iter, bar, callback, start)
+        if bar is not None:
+            bar.close()
+        return _averaged_result(p, st)
     with sync_free():
         for t in range(1, n_iter + 1):
             eta = p.eta0 / math.sqrt(t)
@@ -119,6 +127,7 @@ class _Problem:
     bias: bool
     batch_size: int
     fused: bool
+    compiled: Callable | None  # ``sbp_run`` where the backend has it (the binary default on cpu)
     on_host: bool
 
 
@@ -144,6 +153,7 @@ def _problem(X, targets, bk, *, nu, kernel, gamma, bias, batch_size, weights):
     # response update as two kernels (_kernels: one launch each on cuda, ~40 array calls else).
     fused = n_out == 1 and weights is None and batch_size == 1 and bias
     draw_step, average = get_kernel("sbp_draw_step", bk), get_kernel("sbp_average", bk)
+    compiled = _compiled_kernel(bk) if fused else None
     # CSR X: the rows' squared norms once (on its device), the kernel reads each row's non-zeros
     sparse_extra = {"sq_norms": xp.astype(squared_norms(X, xp), X.dtype)} if is_sparse(X) else {}
     return _Problem(
@@ -151,10 +161,18 @@ def _problem(X, targets, bk, *, nu, kernel, gamma, bias, batch_size, weights):
         offsets=offsets, class_start=offsets[:-1], pattern=pattern, W=W, W_flat=W_flat,
         level_kernel=level_kernel, biased_kernel=biased_kernel, respond=respond, draw_step=draw_step,
         average=average, sparse_extra=sparse_extra, eta0=eta0, kernel=kernel, gamma=gamma, bias=bias,
-        batch_size=batch_size, fused=fused,
+        batch_size=batch_size, fused=fused, compiled=compiled,
         # On the host (NumPy) a Python branch is cheaper than computing both sides with `where`.
         on_host=isinstance(Y, np.ndarray),
     )
+
+
+def _compiled_kernel(bk):
+    """The backend's ``sbp_run`` (many iterations per call), or None where it has none."""
+    try:
+        return get_kernel("sbp_run", bk)
+    except NotImplementedError:
+        return None
 
 
 def _level_kernels(bk, weights, n, n_out):
@@ -224,10 +242,43 @@ class _Uniforms:
 
     def at(self, t):
         """Iteration t's draws (t from 1), copying the next block over when t starts one."""
+        return self.block_of(t)[(t - 1) % _DRAW_BLOCK, ...]
+
+    def block_of(self, t):
+        """The block of draws holding iteration t's, (iterations, K, batch_size); drawn
+        when t starts it."""
         if (t - 1) % _DRAW_BLOCK == 0:
             self.block = self.bk.asarray(
                 self.rng.random((min(_DRAW_BLOCK, self.n_iter - t + 1), self.n_out, self.batch_size)))
-        return self.block[(t - 1) % _DRAW_BLOCK, ...]
+        return self.block
+
+
+def _compiled_run(p, st, uniforms, n_iter, bar, callback, start):
+    """The binary default through ``sbp_run``: runs of iterations up to the end of a
+    block of draws, one iteration a call with a callback (it sees every iteration);
+    the progress bar moves after each run."""
+    scalars = np.zeros(SCALARS)
+    scalars[0] = 1.0  # s; ||w||^2 = 0
+    warm = np.zeros(WARM_STATE)
+    idx_log, s_log = st.idx_log.reshape(n_iter), st.s_log.reshape(n_iter)
+    C, C_bar = st.C[0, :], st.C_bar[0, :]
+    kernel_code = RESPONSE_KERNELS.index(p.kernel)
+    t = 0
+    while t < n_iter:
+        block = uniforms.block_of(t + 1).reshape(-1)
+        first = t % _DRAW_BLOCK  # iteration t + 1's place in its block
+        end = t + (1 if callback is not None else block.shape[0] - first)
+        p.compiled(p.X, p.Y[0, :], C, C_bar, p.quad_self, block[first:first + end - t],
+                   scalars, idx_log, s_log, warm, xp=p.xp, t0=t, eta0=p.eta0, volume=p.volume,
+                   kernel_code=kernel_code, gamma=float(p.gamma), renormalise_below=_RENORMALISE_BELOW,
+                   **p.sparse_extra)
+        t = st.t_done = end
+        st.s, st.r2 = scalars[0:1].copy(), scalars[1:2].copy()
+        st.levels, st.counts = np.float64(scalars[2]), np.array([int(scalars[4])])
+        if bar is not None:
+            bar.update(t)
+        if callback is not None and _report(callback, p, st, t, start):
+            break
 
 
 def _fused_iterate(p, st, t, uniform, step):

@@ -3,7 +3,9 @@
 
 - ``sbp_draw_step``: a uniform draw from under the water and the step's scalar
   bookkeeping (``||w||^2``, the coefficient, the projection, the renormalisation flag);
-- ``sbp_average``: the averaged responses' accumulator and the renormalisation.
+- ``sbp_average``: the averaged responses' accumulator and the renormalisation;
+- ``sbp_run`` (numba only): many iterations of the binary default per compiled call,
+  the level warm-started, the steps above and the response update fused.
 
 ``xp`` is the reference (the cpu engine runs it on NumPy: a few vectorised passes);
 ``cuda`` runs each as one launch where the reference makes about 40 array calls, each
@@ -15,3 +17,4 @@ from kbackends import register_kernel
 for _op in ("sbp_draw_step", "sbp_average"):
     for _impl, _module in (("xp", "_xp"), ("cuda", "_cuda")):
         register_kernel(_op, _impl, f"{__name__}.{_module}:{_op}")
+register_kernel("sbp_run", "numba", f"{__name__}._numba:sbp_run")

@@ -6,7 +6,8 @@ weighted two basins by two sorts and a merge (O(n log n))."""
 import numpy as np
 from numba import njit, prange
 
-from ._core import biased_level, biased_level_weighted, segment_level_sampled, segment_level_weighted
+from ._warm import biased_level_cold
+from ._core import biased_level_weighted, segment_level_sampled, segment_level_weighted
 
 
 @njit(parallel=True, cache=True)
@@ -37,22 +38,7 @@ def water_level(c, volume, offsets, *, xp):
 
 @njit(cache=True)
 def _biased(c, y, volume):
-    n_pos = 0
-    for i in range(c.shape[0]):
-        if y[i] > 0:
-            n_pos += 1
-    P = np.empty(n_pos, dtype=np.float64)
-    N = np.empty(c.shape[0] - n_pos, dtype=np.float64)
-    i_p = 0
-    i_n = 0
-    for i in range(c.shape[0]):  # the two classes' scratch copies in one pass
-        if y[i] > 0:
-            P[i_p] = c[i]
-            i_p += 1
-        else:
-            N[i_n] = c[i]
-            i_n += 1
-    return biased_level(P, N, volume, 1)
+    return biased_level_cold(c, y, volume)
 
 
 def water_level_biased(c, y, volume, *, xp):

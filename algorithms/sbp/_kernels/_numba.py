@@ -1,0 +1,184 @@
+"""Numba (cpu) run of the binary SBP iteration: many iterations per compiled call.
+
+``sbp_run`` runs iterations ``t0 + 1 .. t1`` of the binary default (one draw, the
+bias, no weights) with the state in place: the two-basin level warm-started from
+the previous iteration's (:func:`kbackends.kernel_tools.biased_level_warm`), the
+draw and the step's bookkeeping in float64 as ``_xp.sbp_draw_step``, the response
+update (one kernel row: the same arithmetic as the ``kernel_response_update``
+kernel, the drawn row's squared norm from the norms computed once), and the
+average as ``_xp.sbp_average``, fused into the update's pass.
+
+The draw and bookkeeping compile without fast-math (the heights ``C + b y`` and the
+float64 scalars round as NumPy rounds them); the update's passes with it.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from kbackends.kernel_tools import biased_level_warm
+
+_FAST = {"reassoc", "contract", "nsz", "arcp"}
+SCALARS = 5  # s, ||w||^2, the last level gamma, its bias b, the rows the last draw was among
+
+
+@njit(cache=True)
+def _draw(C, Y, g, b, uniform):
+    """The (rank + 1)-th row strictly under the water (heights ``C + b y`` below ``g``;
+    at or below when none is), rank drawn from ``uniform``: (row, count)."""
+    count = 0
+    for i in range(C.shape[0]):
+        if C[i] + b * Y[i] < g:
+            count += 1
+    strict = count > 0
+    if not strict:
+        for i in range(C.shape[0]):
+            if C[i] + b * Y[i] <= g:
+                count += 1
+    rank = min(np.int64(uniform * np.float64(count)), count - 1)
+    seen = 0
+    for i in range(C.shape[0]):
+        h = C[i] + b * Y[i]
+        if (h < g) if strict else (h <= g):
+            if seen == rank:
+                return i, count
+            seen += 1
+    return C.shape[0] - 1, count  # not reached: count rows satisfy the test
+
+
+@njit(fastmath=_FAST, cache=True)
+def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots):
+    """``C += y w K(X, x_row)`` for CSR X (the row scattered into the dense ``S``,
+    zeroed after), then ``C_bar += s_avg C``: a gather pass, then a pass that SIMD runs."""
+    lo, hi = indptr[row], indptr[row + 1]
+    for p in range(lo, hi):
+        S[indices[p]] = data[p]
+    sq_s = sq_norms[row]
+    n = C.shape[0]
+    for i in range(n):
+        dot = 0.0
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):  # unsigned: no wrap-around tests
+            dot += data[p] * S[np.uint64(indices[p])]
+        dots[i] = dot
+    for p in range(lo, hi):
+        S[indices[p]] = 0.0
+    for i in range(n):
+        if kernel_code == 0:
+            acc = w * math.exp(-gamma * max(sq_norms[i] + sq_s - 2.0 * dots[i], 0.0))
+        else:
+            acc = w * dots[i]
+        C[i] = C[i] + Y[i] * acc
+        C_bar[i] += s_avg * np.float64(C[i])
+
+
+@njit(fastmath=_FAST, cache=True)
+def _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma):
+    """``C += y w K(X, x_row)`` for dense X, then ``C_bar += s_avg C``."""
+    d = X.shape[1]
+    for i in range(C.shape[0]):
+        if kernel_code == 0:
+            dist = 0.0
+            for k in range(d):
+                diff = X[i, k] - X[row, k]
+                dist += diff * diff
+            acc = w * math.exp(-gamma * dist)
+        else:
+            dot = 0.0
+            for k in range(d):
+                dot += X[i, k] * X[row, k]
+            acc = w * dot
+        C[i] = C[i] + Y[i] * acc
+        C_bar[i] += s_avg * np.float64(C[i])
+
+
+@njit(cache=True)
+def _step(C, Y, quad_self, uniform, scalars, idx_log, s_log, warm, band_p, band_n, t, eta0, volume, n_pos):
+    """Iteration t's level, draw and float64 bookkeeping (``_xp.sbp_draw_step``):
+    (row, coefficient in C's dtype, scale after the projection)."""
+    step = eta0 / math.sqrt(t)
+    s = scalars[0]
+    gamma, b = biased_level_warm(C, Y, n_pos, volume / s, warm, band_p, band_n)
+    dt = C.dtype.type
+    row, count = _draw(C, Y, dt(gamma), dt(b), uniform)
+    r2 = scalars[1] + 2.0 * step * (np.float64(C[row]) * s) + step * step * quad_self[row]
+    w = dt(step / s * np.float64(Y[row]))
+    s_avg = s
+    if r2 > 1.0:
+        s_avg = s / math.sqrt(max(r2, 1.0))
+        r2 = 1.0
+    idx_log[t - 1] = row
+    s_log[t - 1] = s_avg
+    scalars[1] = r2
+    scalars[2] = gamma
+    scalars[3] = b
+    scalars[4] = count
+    return row, w, s_avg
+
+
+@njit(cache=True)
+def _renormalise(C, scalars, s_avg, renormalise_below, warm):
+    """The scale below the threshold: ``C *= s`` (C's dtype), ``s = 1``; the warm
+    level's surfaces no longer hold (the next level is cold)."""
+    if s_avg < renormalise_below:
+        s_cast = C.dtype.type(s_avg)
+        for i in range(C.shape[0]):
+            C[i] = C[i] * s_cast
+        scalars[0] = 1.0
+        warm[:] = 0.0
+    else:
+        scalars[0] = s_avg
+
+
+@njit(cache=True)
+def _run_sparse(data, indices, indptr, sq_norms, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm,
+                band_p, band_n, S, dots, t0, t1, eta0, volume, n_pos, kernel_code, gamma, renormalise_below):
+    for t in range(t0 + 1, t1 + 1):
+        row, w, s_avg = _step(C, Y, quad_self, uniforms[t - t0 - 1], scalars, idx_log, s_log, warm, band_p, band_n,
+                              t, eta0, volume, n_pos)
+        _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots)
+        _renormalise(C, scalars, s_avg, renormalise_below, warm)
+
+
+@njit(cache=True)
+def _run_dense(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, t0, t1, eta0,
+               volume, n_pos, kernel_code, gamma, renormalise_below):
+    for t in range(t0 + 1, t1 + 1):
+        row, w, s_avg = _step(C, Y, quad_self, uniforms[t - t0 - 1], scalars, idx_log, s_log, warm, band_p, band_n,
+                              t, eta0, volume, n_pos)
+        _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma)
+        _renormalise(C, scalars, s_avg, renormalise_below, warm)
+
+
+def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, *, xp, t0, eta0, volume, kernel_code,
+            gamma, renormalise_below, sq_norms=None):
+    """Iterations ``t0 + 1 .. t0 + len(uniforms)`` of the binary default, in place.
+
+    Parameters
+    ----------
+    X : (n, d) array or scipy.sparse CSR (canonical), the responses' dtype
+    Y, C : (n,) labels (+1 / -1) and unscaled responses, the responses' dtype
+    C_bar : (n,) float64, the averaged responses' accumulator
+    quad_self : (n,) float64, ``k(x_i, x_i)``
+    uniforms : (T,) float64, the iterations' draws
+    scalars : (SCALARS,) float64: ``s``, ``||w||^2`` (read and written), the last
+        level, bias and count under water (written)
+    idx_log, s_log : (n_iter,) int64 and float64, the loop's logs (written at t - 1)
+    warm : (WARM_STATE,) float64, the warm level's state (zeros: the first call is cold)
+    t0 : int, the iterations done before
+    eta0, volume, gamma, renormalise_below : float
+    kernel_code : int, 0 RBF, 1 linear
+    sq_norms : (n,) the rows' squared norms in the responses' dtype (CSR X)
+    """
+    n = C.shape[0]
+    n_pos = int(np.count_nonzero(Y > 0))
+    band_p, band_n = np.empty(n), np.empty(n)
+    t1 = t0 + uniforms.shape[0]
+    if hasattr(X, "tocsr"):
+        S, dots = np.zeros(X.shape[1], dtype=X.dtype), np.empty(n)
+        _run_sparse(X.data, X.indices, X.indptr, sq_norms, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log,
+                    warm, band_p, band_n, S, dots, t0, t1, eta0, volume, n_pos, kernel_code, gamma,
+                    renormalise_below)
+    else:
+        _run_dense(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, t0, t1, eta0,
+                   volume, n_pos, kernel_code, gamma, renormalise_below)

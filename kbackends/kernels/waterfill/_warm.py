@@ -1,0 +1,223 @@
+"""Water levels warm-started from a previous level, written once for the Numba kernels.
+
+A loop that moves its heights a little an iteration (SBP: one kernel row) moves its
+level a little too. Around the old surface ``t`` and a half-width ``delta``, one pass
+counts and sums the values below ``t - delta`` and copies the few inside the band
+``[t - delta, t + delta]``; sorting the band gives the order statistics near the
+level, and the exact rule of the sort-based reference (Cotter et al. 2012,
+Appendix B: the first k whose level does not reach the (k + 1)-th value) runs on
+them. The pass also proves the answer: the level must lie inside the band (water
+below it short of the volume, water at its top at least the volume); when it does
+not, the call reports a miss and the caller widens the band or runs the cold
+selection. ``delta`` adapts so the band holds about ``_BAND_TARGET`` values.
+
+State, a float64 array of ``WARM_STATE`` entries: the surfaces of the two basins,
+their half-widths, and a validity flag (0: no previous level; the next call is
+cold). After a call the half-width of a basin becomes the distance that covers
+``_RANKS`` ranks either side of its new surface plus twice the surface's last move:
+the band follows the heights' density and the level's speed.
+"""
+
+import numpy as np
+from numba.extending import register_jitable
+
+from ._core import biased_level
+
+WARM_STATE = 7  # surfaces and half-widths of both basins, valid, calls left cold, the next cold stretch
+_VALID = 4
+_COOLDOWN = 5  # after a miss, the next calls go cold straight away (a stretch doubling, to 64, per miss)
+_STRETCH = 6
+_RANKS = 24
+_WIDEN = 4.0  # a miss widens the band this much for the retry
+_TRIES = 3  # then the cold selection
+_MAX_BAND_FRACTION = 16  # a band over 1/16 of the heights: the cold selection
+
+
+@register_jitable
+def _band_pass(c, y, t_pos, t_neg, d_pos, d_neg, band_p, band_n, sums):
+    """One pass: counts and sums below each basin's band (into ``sums``: n_p, s_p,
+    n_n, s_n) and the band's values copied; returns the band sizes."""
+    n_p = 0
+    s_p = 0.0
+    n_n = 0
+    s_n = 0.0
+    m_p = 0
+    m_n = 0
+    lo_p, hi_p, lo_n, hi_n = t_pos - d_pos, t_pos + d_pos, t_neg - d_neg, t_neg + d_neg
+    for i in range(c.shape[0]):
+        v = np.float64(c[i])
+        if y[i] > 0:
+            if v < lo_p:
+                n_p += 1
+                s_p += v
+            elif v <= hi_p:
+                band_p[m_p] = v
+                m_p += 1
+        else:
+            if v < lo_n:
+                n_n += 1
+                s_n += v
+            elif v <= hi_n:
+                band_n[m_n] = v
+                m_n += 1
+    sums[0] = n_p
+    sums[1] = s_p
+    sums[2] = n_n
+    sums[3] = s_n
+    return m_p, m_n
+
+
+@register_jitable
+def _rank_value(band, below, m, total, j):
+    """The j-th smallest (1-based) of a basin whose ``below`` lowest values are under
+    the band and whose band (sorted) holds ``m``: (value, known); +inf past the end."""
+    if j > total:
+        return np.inf, True
+    if j <= below or j > below + m:
+        return 0.0, False
+    return band[j - below - 1], True
+
+
+@register_jitable
+def _biased_from_band(band_p, m_p, band_n, m_n, sums, n_pos, n_neg, volume):
+    """The two-basin rule on the bands (sorted): (gamma, b, ok). ok False when the
+    level is not proved inside the bands."""
+    b_p = int(sums[0])
+    b_n = int(sums[2])
+    m = min(n_pos, n_neg)
+    k = max(b_p, b_n)  # S_k known from here on: k >= each basin's count below its band
+    if k > m or k > b_p + m_p or k > b_n + m_n:
+        return 0.0, 0.0, False
+    s_k = sums[1] + sums[3]
+    for j in range(b_p, k):
+        s_k += band_p[j - b_p]
+    for j in range(b_n, k):
+        s_k += band_n[j - b_n]
+    if k == 0:  # the first rank needs no proof from below
+        p1, ok_p = _rank_value(band_p, b_p, m_p, n_pos, 1)
+        n1, ok_n = _rank_value(band_n, b_n, m_n, n_neg, 1)
+        if not (ok_p and ok_n):
+            return 0.0, 0.0, False
+        s_k = p1 + n1
+        k = 1
+    else:  # the water below the band's first rank must fall short of the volume
+        p_next, ok_p = _rank_value(band_p, b_p, m_p, n_pos, k + 1)
+        n_next, ok_n = _rank_value(band_n, b_n, m_n, n_neg, k + 1)
+        if not (ok_p and ok_n) or k * (p_next + n_next) - s_k >= volume:
+            return 0.0, 0.0, False
+        s_k += p_next + n_next
+        k += 1
+    while True:  # the first k whose level does not reach Q_(k+1) (Q past m is +inf)
+        p_next, ok_p = _rank_value(band_p, b_p, m_p, n_pos, k + 1)
+        n_next, ok_n = _rank_value(band_n, b_n, m_n, n_neg, k + 1)
+        if not (ok_p and ok_n):
+            return 0.0, 0.0, False
+        if k >= m or k * (p_next + n_next) - s_k >= volume:
+            break
+        s_k += p_next + n_next
+        k += 1
+    p_k, ok_p = _rank_value(band_p, b_p, m_p, n_pos, k)
+    n_k, ok_n = _rank_value(band_n, b_n, m_n, n_neg, k)
+    if not (ok_p and ok_n):
+        return 0.0, 0.0, False
+    level = (volume + s_k) / k
+    lower = max(p_k, level - n_next)
+    upper = min(p_next, level - n_k)
+    gamma = 0.5 * level
+    return gamma, gamma - 0.5 * (lower + upper), True
+
+
+@register_jitable
+def biased_level_warm(c, y, n_pos, volume, state, band_p, band_n):
+    """Level gamma and bias b of the two-basin problem (``biased_level``'s answer, to
+    rounding), warm-started from ``state`` (updated in place for the next call).
+
+    ``band_p``, ``band_n``: float64 scratch of c's length; ``n_pos``: the positives'
+    count. The cold selection (:func:`biased_level_cold`) runs when there is no
+    previous level, the volume is 0 or the band misses ``_TRIES`` times (or grows past ``1 / _MAX_BAND_FRACTION`` of
+    the heights).
+    """
+    n_neg = c.shape[0] - n_pos
+    sums = np.empty(4)
+    d_pos, d_neg = state[2], state[3]
+    warm = state[_VALID] != 0.0 and volume > 0.0 and state[_COOLDOWN] <= 0.0
+    state[_COOLDOWN] -= 1.0
+    if warm:
+        for _ in range(_TRIES):
+            m_p, m_n = _band_pass(c, y, state[0], state[1], d_pos, d_neg, band_p, band_n, sums)
+            if m_p + m_n > c.shape[0] // _MAX_BAND_FRACTION:  # sorting it would cost more than the cold selection
+                d_pos /= _WIDEN
+                d_neg /= _WIDEN
+                break
+            band_p[:m_p].sort()
+            band_n[:m_n].sort()
+            gamma, b, ok = _biased_from_band(band_p, m_p, band_n, m_n, sums, n_pos, n_neg, volume)
+            if ok:
+                k = _under_count(band_p, m_p, sums[0], gamma - b)
+                state[2] = _next_width(band_p, m_p, k - int(sums[0]), gamma - b, abs(gamma - b - state[0]))
+                k = _under_count(band_n, m_n, sums[2], gamma + b)
+                state[3] = _next_width(band_n, m_n, k - int(sums[2]), gamma + b, abs(gamma + b - state[1]))
+                _remember(state, gamma, b)
+                state[_STRETCH] = 0.0
+                return gamma, b
+            d_pos *= _WIDEN
+            d_neg *= _WIDEN
+        state[_STRETCH] = min(64.0, 2.0 * state[_STRETCH] + 1.0)  # the level moves fast: try again later
+        state[_COOLDOWN] = state[_STRETCH]
+    gamma, b = biased_level_cold(c, y, volume)
+    if state[_VALID] == 0.0:  # a first band: a small fraction of the heights' spread
+        spread = 0.0
+        for i in range(c.shape[0]):
+            spread = max(spread, abs(np.float64(c[i]) - (gamma - b * y[i])))
+        d_pos = d_neg = max(spread, 1e-300) * 1e-3
+    state[2], state[3] = d_pos, d_neg
+    _remember(state, gamma, b)
+    return gamma, b
+
+
+@register_jitable
+def _under_count(band, m, below, surface):
+    """Values of a basin under ``surface``: ``below`` under its band plus the band's (sorted)."""
+    return int(below) + np.searchsorted(band[:m], surface)
+
+
+@register_jitable
+def _next_width(band, m, j, surface, move):
+    """The half-width covering ``_RANKS`` ranks either side of the band's position j
+    around ``surface`` (the band's ends where it holds fewer), plus twice ``move``."""
+    if m == 0:
+        return 2.0 * move + 1e-300
+    lo = band[max(0, min(m - 1, j - _RANKS))]
+    hi = band[max(0, min(m - 1, j + _RANKS))]
+    width = max(surface - lo, hi - surface, 0.0)
+    return max(width + 2.0 * move, 1e-12 * (1.0 + abs(surface)))
+
+
+@register_jitable
+def biased_level_cold(c, y, volume):
+    """:func:`biased_level` on scratch copies of the two classes' heights (float64)."""
+    n_pos = 0
+    for i in range(c.shape[0]):
+        if y[i] > 0:
+            n_pos += 1
+    P = np.empty(n_pos, dtype=np.float64)
+    N = np.empty(c.shape[0] - n_pos, dtype=np.float64)
+    i_p = 0
+    i_n = 0
+    for i in range(c.shape[0]):  # the two classes' scratch copies in one pass
+        if y[i] > 0:
+            P[i_p] = c[i]
+            i_p += 1
+        else:
+            N[i_n] = c[i]
+            i_n += 1
+    return biased_level(P, N, volume, 1)
+
+
+@register_jitable
+def _remember(state, gamma, b):
+    """The surfaces of both basins (positives under water below gamma - b, negatives
+    below gamma + b) for the next call."""
+    state[0] = gamma - b
+    state[1] = gamma + b
+    state[_VALID] = 1.0

@@ -1,0 +1,115 @@
+"""The cpu engine's compiled SBP run (``sbp_run``): every iteration's warm-started
+two-basin level against the sort-based reference on the responses it was computed
+from, and each iteration's draw, bookkeeping, update and average against the
+array-API steps and the ``kernel_response_update`` kernel on the same state."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import algorithms.sbp  # noqa: F401  (registers the kernels)
+from kbackends import get_kernel, resolve
+from kbackends.kernel_tools import WARM_STATE
+from kbackends.testing import oracle
+
+THRESHOLD = 1e-6
+
+
+def _data(n, d, dtype, seed, sparse):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)).astype(dtype)
+    if sparse:
+        X = sp.csr_matrix(np.where(rng.random((n, d)) < 0.7, X, 0).astype(dtype))
+    Y = np.where(X[:, 0].toarray().ravel() if sparse else X[:, 0] > 0, 1.0, -1.0).astype(dtype)
+    Y[rng.random(n) < 0.1] *= -1  # label noise: some rows stay under water
+    return X, Y
+
+
+def _sq_norms(X, dtype):
+    return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel().astype(dtype)
+
+
+def _iterations(X, Y, dtype, *, n_iter, eta0, volume, gamma):
+    """Runs ``sbp_run`` one iteration a call; yields the state before and after and the
+    level it used."""
+    cpu = resolve("cpu")
+    run = get_kernel("sbp_run", cpu)
+    n = Y.shape[0]
+    C, C_bar = np.zeros(n, dtype=dtype), np.zeros(n)
+    scalars = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
+    warm = np.zeros(WARM_STATE)
+    idx_log, s_log = np.zeros(n_iter, dtype=np.int64), np.zeros(n_iter)
+    uniforms = np.random.default_rng(1).random(n_iter)
+    extra = {"sq_norms": _sq_norms(X, dtype)} if sp.issparse(X) else {}
+    for t in range(n_iter):
+        before = (C.copy(), C_bar.copy(), scalars.copy())
+        run(X, Y, C, C_bar, np.ones(n), uniforms[t:t + 1], scalars, idx_log, s_log, warm, xp=np, t0=t, eta0=eta0,
+            volume=volume, kernel_code=0, gamma=gamma, renormalise_below=THRESHOLD, **extra)
+        yield t + 1, before, (C, C_bar, scalars, idx_log[t], s_log[t]), uniforms[t], warm
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_every_level_matches_the_sort_based_reference(dtype, sparse):
+    X, Y = _data(600, 5, dtype, 0, sparse)
+    reference = oracle("water_level_biased")
+    warm_calls = 0
+    for t, (C, _, scalars), (_, _, after, _, _), _, warm in _iterations(
+            X, Y, dtype, n_iter=300, eta0=0.05, volume=6.0, gamma=0.5):
+        gamma, b = reference(C.astype(np.float64), Y.astype(np.float64), 6.0 / scalars[0], xp=np)
+        # float64 sums of the same values in another order: a few ulps of the water's scale
+        scale = 6.0 / scalars[0] + np.abs(C).max() * 8
+        np.testing.assert_allclose(after[2], float(gamma), rtol=0, atol=16 * np.finfo(np.float64).eps * scale)
+        np.testing.assert_allclose(after[3], float(b), rtol=0, atol=16 * np.finfo(np.float64).eps * scale)
+        warm_calls += warm[6] == 0 and t > 1
+    assert sparse or warm_calls > 50  # many levels came from the warm band (the sparse rows tie more)
+
+
+def test_levels_equal_the_reference_exactly_where_it_is_exact():
+    """Heights on a dyadic grid (every sum exact in float64): the warm level is the
+    reference's to the bit, iteration after iteration of moving heights."""
+    from kbackends.kernel_tools import biased_level_warm
+    from numba import njit
+
+    @njit
+    def level(c, y, n_pos, volume, state, band_p, band_n):
+        return biased_level_warm(c, y, n_pos, volume, state, band_p, band_n)
+
+    rng = np.random.default_rng(3)
+    n = 2000
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    c = rng.integers(-4096, 4096, n) / 1024.0
+    state, band_p, band_n = np.zeros(WARM_STATE), np.empty(n), np.empty(n)
+    reference = oracle("water_level_biased")
+    n_pos = int(np.sum(y > 0))
+    for _ in range(200):
+        c = c + rng.integers(-8, 9, n) / 1024.0  # a small move of every height
+        got = level(c, y, n_pos, 37.5, state, band_p, band_n)
+        want = reference(c, y, 37.5, xp=np)
+        assert got == (float(want[0]), float(want[1]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_each_iteration_equals_the_array_steps(dtype, sparse):
+    """The draw, the float64 bookkeeping and the logs exactly; the responses and the
+    average as the ``kernel_response_update`` kernel and ``sbp_average`` compute them."""
+    X, Y = _data(400, 6, dtype, 1, sparse)
+    cpu = resolve("cpu")
+    draw, average = oracle("sbp_draw_step"), oracle("sbp_average")
+    respond = get_kernel("kernel_response_update", cpu)
+    extra = {"sq_norms": _sq_norms(X, dtype)} if sparse else {}
+    for t, (C, C_bar, scalars), (C1, C_bar1, scalars1, row, s_avg), u, _ in _iterations(
+            X, Y, dtype, n_iter=150, eta0=1.0, volume=4.0, gamma=0.3):
+        idx_out, s_out = np.zeros(1, dtype=np.int64), np.zeros(1)
+        idx, w, scale, s_next, r2, count = draw(
+            C, Y, np.ones(Y.shape[0]), dtype(scalars1[2]), dtype(scalars1[3]), np.array([u]),
+            scalars[:1].copy(), scalars[1:2].copy(), idx_out, s_out, xp=np, step=1.0 / np.sqrt(t),
+            renormalise_below=THRESHOLD)
+        assert (int(idx[0]), int(count[0])) == (row, int(scalars1[4]))
+        assert (float(s_out[0]), float(r2[0]), float(s_next[0])) == (s_avg, scalars1[1], scalars1[0])
+        c = respond(X, idx, w, Y, C, xp=np, kernel="rbf", gamma=0.3, **extra)
+        c_bar, c = average(C_bar, c, scale, xp=np, renormalise_below=THRESHOLD)
+        tol = 64 * np.finfo(dtype).eps
+        np.testing.assert_allclose(C1, c, rtol=tol, atol=tol)
+        np.testing.assert_allclose(C_bar1, c_bar, rtol=1e-6, atol=1e-6 * t)
