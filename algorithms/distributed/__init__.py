@@ -52,11 +52,12 @@ from ._common import WorkerLostError, is_dask_array
 from ._entry import (
     REPLICATE_BYTES, Plan, Prepared, as_dask_rows, check_finite, first_rows, fit, median_sample, row_chunked,
 )
+from ._driver import n_workers
 from ._partial import partial_fit
 from .._models.dask_arrays import map_rows
 from ._worker import _LOCAL  # noqa: F401  (each worker's fit states; tests check they are dropped)
 
 __all__ = [
     "is_dask_array", "fit", "map_rows", "partial_fit", "WorkerLostError", "Plan", "Prepared", "as_dask_rows",
-    "first_rows", "median_sample", "row_chunked", "check_finite", "REPLICATE_BYTES",
+    "first_rows", "median_sample", "row_chunked", "check_finite", "REPLICATE_BYTES", "n_workers",
 ]

@@ -110,6 +110,11 @@ def _workers(client):
     return sorted(client.scheduler_info(n_workers=-1)["workers"])
 
 
+def n_workers():
+    """The workers of the current ``distributed.Client``."""
+    return len(_workers(_client()))
+
+
 class _ClusterRun:
     """Runs one engine problem on the cluster (the ``runner`` of :meth:`algorithms._engine.Problem.solve`)."""
 

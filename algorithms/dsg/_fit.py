@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from kbackends import resolve
@@ -192,8 +194,11 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
             raise ValueError(msg)
         X = distributed.row_chunked(X, "X")  # chunk sizes known before the plan reads n
         plan = auto_settings(X.shape[0], n_iter=n_iter, batch_size=batch_size, early_stopping=False)
-        arguments = {**locals(), "n_iter": plan.n_iter, "batch_size": plan.batch_size, "early_stopping": False}
-        del arguments["sample_weight"], arguments["plan"]
+        rounds = plan.n_iter
+        if n_iter == "auto":  # at least one pass: every worker draws a batch an iteration
+            rounds = max(rounds, math.ceil(X.shape[0] / (plan.batch_size * distributed.n_workers())))
+        arguments = {**locals(), "n_iter": rounds, "batch_size": plan.batch_size, "early_stopping": False}
+        del arguments["sample_weight"], arguments["plan"], arguments["rounds"]
         return distributed.fit(DISTRIBUTED, **arguments)
     return _build(**locals()).solve()
 
