@@ -36,8 +36,10 @@ from kbackends.ops import SPARSE_BACKENDS, to_backend
 #   4  the fields "feature_names" (a list of str or null: the feature columns of the
 #      command line's CSV training file), "index_base" (0, 1 or null: its LIBSVM
 #      file's first feature index) and "class_labels" (a list of str or null: each
-#      class as that file wrote it); files of formats 1 to 3 load with all three None.
-FORMAT_VERSION = 4
+#      class as that file wrote it); files of formats 1 to 3 load with all three None;
+#   5  RFFModel's field "features" ("monte_carlo", "orthogonal" or "qmc": how its blocks
+#      are regenerated); files of formats 1 to 4 load with "monte_carlo".
+FORMAT_VERSION = 5
 _CSR_PARTS = ("data", "indices", "indptr")
 _MODEL_TYPES: dict = {}
 _NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first local header, or an empty zip
