@@ -23,7 +23,7 @@ and ``phase ~ U[0, 2 pi)``, so that ``E[2 cos(omega.x + phase) cos(omega.x' + ph
 
 ``features`` chooses how a block's rbf frequencies are placed: ``"monte_carlo"``
 (the independent draws above, the default), ``"orthogonal"`` (orthogonal random
-features) or ``"qmc"`` (scrambled Halton points); see :mod:`kbackends._structured`.
+features) or ``"qmc"`` (scrambled Halton points); see ``kbackends/kernels/omega/_structured.py``.
 Both approximate the Gaussian kernel with fewer features; the Laplacian kernel keeps
 Monte-Carlo draws (its density is not rotation invariant), :data:`FEATURES` lists the
 names.
@@ -46,7 +46,7 @@ import numpy as np
 from ._backend import Backend, resolve
 from ._registry import get_kernel
 from ._xp_utils import float_dtype
-from . import _structured
+from .kernels.omega import _structured
 from .kernels.omega._core import KERNEL_CODES
 
 __all__ = ["omega_block", "omega_blocks", "set_cache_budget", "cache_info", "clear_cache", "check_features",

@@ -1,4 +1,5 @@
-"""Gaussian random features that approximate the rbf kernel with fewer blocks.
+"""Gaussian random features that approximate the rbf kernel with fewer blocks (host code
+that :func:`kbackends.random.omega_block` calls; no registered kernel).
 
 Two ways of placing the standard-normal frequencies of a block, both pure
 functions of ``(seed, block)`` like the Monte-Carlo draws of
@@ -29,7 +30,7 @@ import math
 import numpy as np
 from scipy.special import ndtri
 
-from .kernels.omega._core import MASK32, numba_constants, philox4x32_10
+from ._core import MASK32, numba_constants, philox4x32_10
 
 # Counter word 3 of the Philox calls that draw QMC digit permutations (the Monte-Carlo
 # draws use it for the block's high half, which never reaches this value in practice
