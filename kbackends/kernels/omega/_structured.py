@@ -54,13 +54,20 @@ def orthogonal_rows(gaussian):
         times ``||gaussian[i]||``: marginally N(0, I), orthogonal within its group.
     """
     n, d = gaussian.shape
+    full = n - n % d if d else 0
     out = np.empty_like(gaussian)
-    for start in range(0, n, max(d, 1)):
-        group = gaussian[start : start + d]
-        q, r = np.linalg.qr(group.T)  # (d, k): the group's orthonormal directions
-        signs = np.where(np.diagonal(r) < 0, -1.0, 1.0)  # the positive-diagonal (Gram-Schmidt) factor
-        out[start : start + d] = (q * signs).T * np.linalg.norm(group, axis=1)[:, None]
+    if full:  # the whole groups in one stacked QR
+        out[:full] = _orthogonalised(gaussian[:full].reshape(full // d, d, d)).reshape(full, d)
+    if full < n:
+        out[full:] = _orthogonalised(gaussian[None, full:])[0]
     return out
+
+
+def _orthogonalised(groups):
+    """Each group's (g, k, d) rows: Gram-Schmidt directions times the rows' own norms."""
+    q, r = np.linalg.qr(np.swapaxes(groups, 1, 2))  # (g, d, k): each group's orthonormal directions
+    signs = np.where(np.diagonal(r, axis1=1, axis2=2) < 0, -1.0, 1.0)  # the positive-diagonal factor
+    return np.swapaxes(q * signs[:, None, :], 1, 2) * np.linalg.norm(groups, axis=2)[:, :, None]
 
 
 def qmc_block(seed, block, n_features, n_dims):
