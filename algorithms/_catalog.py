@@ -104,8 +104,9 @@ class Algorithm:
         return self.params[name].doc
 
 
-_RFF = ("kernel", "gamma", "n_iter", "batch_size", "block_size", "step", "precondition")
-_DSG = ("loss", "lam", *_RFF, "average", "feature_budget", "early_stopping", "validation_fraction", "n_iter_no_change", "tol",
+_RFF = ("kernel", "gamma", "features", "n_iter", "batch_size", "block_size", "step", "precondition")
+_DSG = ("loss", "lam", *_RFF, "average", "feature_budget", "early_stopping", "validation_fraction", "n_iter_no_change",
+        "tol",
         "probability")
 
 ALGORITHMS = {

@@ -21,6 +21,13 @@ Spectral densities (Rahimi & Recht 2007), with ``gamma`` the kernel parameter:
 and ``phase ~ U[0, 2 pi)``, so that ``E[2 cos(omega.x + phase) cos(omega.x' + phase)]
 = k(x, x')``.
 
+``features`` chooses how a block's rbf frequencies are placed: ``"monte_carlo"``
+(the independent draws above, the default), ``"orthogonal"`` (orthogonal random
+features) or ``"qmc"`` (scrambled Halton points); see ``kbackends/kernels/omega/_structured.py``.
+Both approximate the Gaussian kernel with fewer features; the Laplacian kernel keeps
+Monte-Carlo draws (its density is not rotation invariant), :data:`FEATURES` lists the
+names.
+
 Generated blocks are kept in a per-backend least-recently-used cache bounded
 in bytes (:func:`set_cache_budget`), so regeneration costs nothing while the
 blocks fit and memory stays bounded when they do not.
@@ -39,9 +46,11 @@ import numpy as np
 from ._backend import Backend, resolve
 from ._registry import get_kernel
 from ._xp_utils import float_dtype
+from .kernels.omega import _structured
 from .kernels.omega._core import KERNEL_CODES
 
-__all__ = ["omega_block", "omega_blocks", "set_cache_budget", "cache_info", "clear_cache", "KERNELS"]
+__all__ = ["omega_block", "omega_blocks", "set_cache_budget", "cache_info", "clear_cache", "check_features",
+           "KERNELS", "FEATURES"]
 
 KERNELS = MappingProxyType(KERNEL_CODES)
 """The shift-invariant kernels with random features: name -> integer code.
@@ -52,6 +61,9 @@ names: :func:`omega_block`, its compiled generators (which take the code) and
 the algorithms' ``kernel=`` checks all read it. Read-only; ``tuple(KERNELS)``
 lists the names.
 """
+FEATURES = ("monte_carlo", "orthogonal", "qmc")
+"""How the frequencies of a block are placed (the ``features`` of :func:`omega_block`):
+independent draws, orthogonalised Gaussian rows, or quasi-Monte-Carlo points."""
 _DEFAULT_BUDGET = int(os.environ.get("KBACKENDS_OMEGA_CACHE_BYTES", 256 * 2**20))
 
 
@@ -172,6 +184,7 @@ def omega_block(
     gamma=1.0,
     dtype=None,
     backend="auto",
+    features="monte_carlo",
 ):
     """Random Fourier frequencies and phases of one block.
 
@@ -195,6 +208,12 @@ def omega_block(
         cpu backend and other namespaces, float32 on cuda.
     backend : str or Backend, default "auto"
         Where the arrays are made ("auto" is the cpu backend).
+    features : {"monte_carlo", "orthogonal", "qmc"}, default "monte_carlo"
+        Independent draws; the block's rows orthogonalised in groups of ``n_dims``
+        (each keeping its Gaussian norm); or points ``block * n_features + row`` of
+        the seed's scrambled Halton sequence. The last two need ``kernel="rbf"`` and
+        are made on the host in float64 (then cast and copied to the backend), so
+        they are the same numbers on every backend.
 
     Returns
     -------
@@ -211,12 +230,13 @@ def omega_block(
     """
     seed, block, n_features, n_dims, kernel, gamma, bk, dtype = _checked(
         seed, block, n_features, n_dims, kernel, gamma, dtype, backend, name="block")
+    check_features(features, kernel)
     cache = _cache_for(bk)
-    key = _block_key(seed, block, n_features, n_dims, kernel, gamma, dtype)
+    key = _block_key(seed, block, n_features, n_dims, kernel, gamma, dtype, features)
     hit = cache.get(key)
     if hit is not None:
         return hit[0]
-    result = _generate(bk, seed, block, n_features, n_dims, kernel, gamma, dtype)
+    result = _generate(bk, seed, block, n_features, n_dims, kernel, gamma, dtype, features)
     cache.put(key, result, _nbytes(dtype, n_features, n_dims))
     return result
 
@@ -233,6 +253,7 @@ def omega_blocks(
     dtype=None,
     backend="auto",
     keep=True,
+    features="monte_carlo",
 ):
     """The blocks ``start, ..., stop - 1`` of :func:`omega_block`, stacked.
 
@@ -243,7 +264,7 @@ def omega_blocks(
 
     Parameters
     ----------
-    seed, n_features, n_dims, kernel, gamma, dtype, backend
+    seed, n_features, n_dims, kernel, gamma, dtype, backend, features
         As in :func:`omega_block`.
     start, stop : int, 0 <= start < stop < 2**64
         The range of block indices.
@@ -270,19 +291,21 @@ def omega_blocks(
     seed, start, n_features, n_dims, kernel, gamma, bk, dtype = _checked(
         seed, start, n_features, n_dims, kernel, gamma, dtype, backend, name="start")
     stop = _check_int("stop", stop, start + 1, 2**64 - 1)
+    check_features(features, kernel)
     if stop == start + 1:
-        return omega_block(seed, start, n_features, n_dims, kernel=kernel, gamma=gamma, dtype=dtype, backend=bk)
+        return omega_block(seed, start, n_features, n_dims, kernel=kernel, gamma=gamma, dtype=dtype, backend=bk,
+                           features=features)
     cache = _cache_for(bk)
-    key = _block_key(seed, ("range", start, stop), n_features, n_dims, kernel, gamma, dtype)
+    key = _block_key(seed, ("range", start, stop), n_features, n_dims, kernel, gamma, dtype, features)
     hit = cache.get(key) if keep else None
     if hit is not None:
         return hit[0]
     parts = []
     for b in range(start, stop):  # cached blocks are reused; new ones are cached alone only if the stack is not
-        block_key = _block_key(seed, b, n_features, n_dims, kernel, gamma, dtype)
+        block_key = _block_key(seed, b, n_features, n_dims, kernel, gamma, dtype, features)
         one = cache.get(block_key)
         if one is None:
-            one = (_generate(bk, seed, b, n_features, n_dims, kernel, gamma, dtype),)
+            one = (_generate(bk, seed, b, n_features, n_dims, kernel, gamma, dtype, features),)
             if not keep:
                 cache.put(block_key, one[0], _nbytes(dtype, n_features, n_dims))
         parts.append(one[0])
@@ -310,15 +333,31 @@ def _checked(seed, block, n_features, n_dims, kernel, gamma, dtype, backend, *, 
     return seed, block, n_features, n_dims, kernel, gamma, bk, dtype
 
 
-def _block_key(seed, block, n_features, n_dims, kernel, gamma, dtype):
-    return (seed, block, n_features, n_dims, KERNELS[kernel], gamma, str(dtype))
+def check_features(features, kernel="rbf"):
+    """Refuse a ``features`` name :data:`FEATURES` does not list, or one other than
+    "monte_carlo" with a kernel other than "rbf" (ValueError naming both)."""
+    if not isinstance(features, str) or features not in FEATURES:
+        msg = f"`features` must be one of {FEATURES}, got {features!r}"
+        raise ValueError(msg)
+    if features != "monte_carlo" and kernel != "rbf":
+        msg = (f"`features={features!r}` needs kernel='rbf', got kernel={kernel!r}: the {kernel} kernel's spectral "
+               "density is not rotation invariant, so its random features stay Monte-Carlo draws "
+               "(features='monte_carlo')")
+        raise ValueError(msg)
+    return features
+
+
+def _block_key(seed, block, n_features, n_dims, kernel, gamma, dtype, features):
+    return (seed, block, n_features, n_dims, KERNELS[kernel], gamma, str(dtype), features)
 
 
 def _nbytes(dtype, n_features, n_dims):
     return (8 if "64" in str(dtype) else 4) * n_features * (n_dims + 1)
 
 
-def _generate(bk, seed, block, n_features, n_dims, kernel, gamma, dtype):
+def _generate(bk, seed, block, n_features, n_dims, kernel, gamma, dtype, features):
+    if features != "monte_carlo":
+        return _generate_structured(bk, seed, block, n_features, n_dims, gamma, dtype, features)
     return get_kernel("omega_block", bk)(
         xp=bk.xp,
         seed=seed,
@@ -330,6 +369,22 @@ def _generate(bk, seed, block, n_features, n_dims, kernel, gamma, dtype):
         dtype=dtype,
         device=bk.device,
     )
+
+
+def _generate_structured(bk, seed, block, n_features, n_dims, gamma, dtype, features):
+    """An orthogonal or QMC rbf block: float64 on the host, cast once, copied to ``bk``
+    (a host -> device copy, which a sync-free region allows)."""
+    if features == "orthogonal":  # the block's Monte-Carlo Gaussian rows, orthogonalised
+        host = resolve("cpu")
+        gaussian, phase = get_kernel("omega_block", host)(
+            xp=host.xp, seed=seed, block=block, n_features=n_features, n_dims=n_dims, kernel="rbf", scale=1.0,
+            dtype=np.float64, device=host.device)
+        omega = _structured.orthogonal_rows(gaussian)
+    else:
+        omega, phase = _structured.qmc_block(seed, block, n_features, n_dims)
+    host_dtype = np.float32 if "32" in str(dtype) else np.float64
+    omega = (kernel_scale("rbf", gamma) * omega).astype(host_dtype)
+    return bk.asarray(omega), bk.asarray(phase.astype(host_dtype))
 
 
 def default_float_dtype(bk: Backend):

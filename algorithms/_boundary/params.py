@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from kbackends.random import KERNELS
+from kbackends.random import FEATURES, KERNELS
 
 __all__ = [
     "BACKEND",
@@ -410,6 +410,8 @@ def _common():
         Param("kernel", "rbf", options(*KERNELS), "shift-invariant kernel"),
         Param("gamma", "median", GAMMA,
               "kernel width; 'median': 1 / median squared distance, 'scale': 1 / (n_features Var X)"),
+        Param("features", "monte_carlo", options(*FEATURES),
+              "rbf random features: independent draws, orthogonal rows or quasi-Monte-Carlo points"),
         Param("block_size", 256, integer(1), "random features per block"),
         Param("step", 1.0, real(0, low_open=True), "theta of the step schedule"),
         Param("schedule", "auto", options(*SCHEDULES), "step schedule"),

@@ -125,6 +125,7 @@ def _parse(kind, text, what):
 OPTIONS = {
     "loss": ("choice", "LOSS", ""),
     "kernel": ("choice", "KERNEL", ""),
+    "features": ("choice", "FEATURES", ""),
     "gamma": (_gamma, "GAMMA", "a number > 0, 'median' or 'scale'"),
     "lam": (_nonneg_float, "LAM", ""),
     "n_iter": (_auto_or(positive_int), "N", "an integer or 'auto' (chosen from the data); tsgs3vm auto: one "

@@ -9,7 +9,7 @@ from kbackends import ops
 from kbackends.random import omega_blocks
 
 
-def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, gamma):
+def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, gamma, features="monte_carlo"):
     """``sum over blocks b < n_blocks of cos(X omega_b^T + phase_b) @ coef_b``, shape (n, k).
 
     Blocks are evaluated in groups of up to :func:`group_features` features per
@@ -19,13 +19,14 @@ def evaluate_blocks(bk, X, coef, *, seed, block_size, n_blocks, n_dims, kernel, 
     be 800 MB. A finished group's stacked omega is one cache entry (``omega_blocks``);
     only the last, growing group is stacked from its blocks, so an iteration's host
     work grows by a lookup per group, not per block (byte-budgeted caches).
+    ``features`` is how the blocks were drawn (:data:`kbackends.random.FEATURES`).
     """
     xp = bk.xp
     F = block_size
     out = xp.zeros((X.shape[0], coef.shape[1]), dtype=X.dtype)
     group = min(group_features(bk), GROUP_BYTES // max(1, n_dims * np.dtype(_dtype_name(X)).itemsize))
     per_group = max(1, group // F)
-    same = {"kernel": kernel, "gamma": gamma, "dtype": X.dtype, "backend": bk}
+    same = {"kernel": kernel, "gamma": gamma, "dtype": X.dtype, "backend": bk, "features": features}
     for start in range(0, n_blocks, per_group):
         stop = min(n_blocks, start + per_group)
         omega, phase = omega_blocks(seed, start, stop, F, n_dims, keep=stop - start == per_group, **same)

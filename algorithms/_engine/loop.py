@@ -202,13 +202,14 @@ class _Iteration:
         """Block ``b``'s frequencies and phases, regenerated from ``(seed, b)``."""
         s = self.settings
         return omega_block(s.seed, b, self.F, self.n_dims, kernel=s.kernel, gamma=s.gamma, dtype=self.dtype,
-                           backend=self.bk)
+                           backend=self.bk, features=s.features)
 
     def predict_all(self, Xb):
         """The stored blocks (unscaled) evaluated on the rows ``Xb``."""
         s = self.settings
         return evaluate_blocks(self.bk, Xb, self.stored[: self.n_blocks * self.F, :], seed=s.seed, block_size=self.F,
-                               n_blocks=self.n_blocks, n_dims=self.n_dims, kernel=s.kernel, gamma=s.gamma)
+                               n_blocks=self.n_blocks, n_dims=self.n_dims, kernel=s.kernel, gamma=s.gamma,
+                               features=s.features)
 
     def draw_batches(self, t):
         """Step 1: every source's mini-batch and f on it (from the cache or over all blocks),

@@ -8,6 +8,7 @@ from typing import Callable
 import numpy as np
 
 from kbackends.losses import Loss
+from kbackends.random import check_features
 
 from .._boundary.params import SCHEDULES  # noqa: F401 (the engine's schedules: one list, the parameters')
 from .steps import EarlyStopping
@@ -142,6 +143,7 @@ class EngineSettings:
     # verbose >= 1: a progress bar on stderr (algorithms._engine.progress; no host sync per iteration).
     verbose: int = 0
     label: str | None = None  # the bar's name (default: the variant)
+    features: str = "monte_carlo"  # how a block's frequencies are placed (kbackends.random.FEATURES)
 
 
 @dataclass
@@ -176,8 +178,8 @@ class EngineState:
 
 
 # Engine settings that an algorithm's table holds under the same name (precondition: ridge).
-_ENGINE_FIELDS = ("n_iter", "block_size", "kernel", "lam", "step", "schedule", "average", "fit_intercept", "callback",
-                  "verbose")
+_ENGINE_FIELDS = ("n_iter", "block_size", "kernel", "features", "lam", "step", "schedule", "average", "fit_intercept",
+                  "callback", "verbose")
 
 
 def engine_settings(values, *, gamma, seed, **fields):
@@ -194,6 +196,7 @@ def engine_settings(values, *, gamma, seed, **fields):
     algorithms._engine.EngineSettings
     """
     shared = {name: values[name] for name in _ENGINE_FIELDS if name in values}
+    check_features(shared.get("features", "monte_carlo"), shared.get("kernel", "rbf"))  # before any work
     if "precondition" in values:
         shared["ridge"] = values["precondition"]
     return EngineSettings(**{"schedule": "auto", **shared, "gamma": gamma, "seed": seed,

@@ -39,6 +39,10 @@ DOC_ENTRIES = {
     "kernel": ("{'rbf', 'laplacian'}", "Shift-invariant kernel of the random features."),
     "gamma": ("'median', 'scale' or float", ("Kernel width; 'median': 1 / median squared distance, 'scale': "
                                               "1 / (n_features Var X), scikit-learn SVC's default.")),
+    "features": ("{'monte_carlo', 'orthogonal', 'qmc'}", ("How each block's rbf frequencies are placed: independent "
+                                                          "Gaussian draws, orthogonal random features, or scrambled "
+                                                          "Halton (quasi-Monte-Carlo) points; the last two approximate "
+                                                          "the kernel with fewer features and need kernel='rbf'.")),
     "block_size": ("int", "Random features per block."),
     "step": ("float", "Theta of the step schedule."),
     "schedule": ("{'auto', 'theta_over_t', 'constant', 'inverse_scaling'}", "Step schedule."),

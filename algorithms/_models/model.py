@@ -52,7 +52,7 @@ class RFFModel(Predictor, _ModelIO, _ModelFields):
     """A kernel machine on regenerated random Fourier features (DSG, TSGS3VM, TSGSU).
 
     ``f(x) = intercept + sum_b coef[b*F:(b+1)*F] . cos(omega_b x + phase_b)``,
-    with ``(omega_b, phase_b) = omega_block(seed, b, F, n_features_in, kernel, gamma)``.
+    with ``(omega_b, phase_b) = omega_block(seed, b, F, n_features_in, kernel, gamma, features)``.
 
     Attributes
     ----------
@@ -60,8 +60,9 @@ class RFFModel(Predictor, _ModelIO, _ModelFields):
         "dsg", "udsg", "cdsg", "tsgs3vm" or "tsgsu".
     coef : array of shape (n_blocks * block_size, n_outputs)
     intercept : array of shape (n_outputs,)
-    seed, block_size, n_blocks, kernel, gamma, n_features_in
-        What regenerates the features.
+    seed, block_size, n_blocks, kernel, gamma, features, n_features_in
+        What regenerates the features (``features``: "monte_carlo" in files of
+        model formats before 5).
     task : str
         "binary" (sign of column 0), "ovr" / "softmax" (argmax over columns)
         or "regression".
@@ -85,6 +86,7 @@ class RFFModel(Predictor, _ModelIO, _ModelFields):
     kernel: str
     gamma: float
     task: str
+    features: str = "monte_carlo"
 
     @classmethod
     def from_engine(cls, result, settings, bk, X, *, algorithm, task, classes, params):
@@ -98,6 +100,7 @@ class RFFModel(Predictor, _ModelIO, _ModelFields):
             n_blocks=result.n_blocks,
             kernel=settings.kernel,
             gamma=settings.gamma,
+            features=settings.features,
             n_features_in=X.shape[1],
             task=task,
             classes=classes,
@@ -114,6 +117,7 @@ class RFFModel(Predictor, _ModelIO, _ModelFields):
         f = evaluate_blocks(
             bk, X, xp.astype(model.coef, X.dtype), seed=self.seed, block_size=self.block_size,
             n_blocks=self.n_blocks, n_dims=self.n_features_in, kernel=self.kernel, gamma=self.gamma,
+            features=self.features,
         )
         return f + xp.astype(model.intercept, X.dtype)
 
@@ -193,6 +197,7 @@ class KernelExpansionModel(Predictor, _ModelIO, _ModelFields):
     kernel: str
     gamma: float
     task: str
+    features: str = "monte_carlo"
 
     def raw_decision(self, X, bk, chunk_elements=1 << 22):
         """``f(X)`` of shape (n, n_outputs) on backend ``bk``, in row chunks so no more

@@ -41,7 +41,9 @@ from kbackends.ops import SPARSE_BACKENDS, to_backend
 #   5  the field "centre" (a list of n_features_in floats, or null): the column means an
 #      SBP fit on data at an offset subtracted from X, subtracted again at predict
 #      (algorithms._boundary.precision); files of formats 1 to 4 load with None.
-FORMAT_VERSION = 5
+#   6  RFFModel's field "features" ("monte_carlo", "orthogonal" or "qmc": how its blocks
+#      are regenerated); files of formats 1 to 5 load with "monte_carlo".
+FORMAT_VERSION = 6
 _CSR_PARTS = ("data", "indices", "indptr")
 _MODEL_TYPES: dict = {}
 _NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first local header, or an empty zip

@@ -91,8 +91,8 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
 
-    def __init__(self, *, loss="hinge", variant="dsg", kernel="rbf", gamma="median", lam=1e-6, n_iter="auto",
-                 batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
+    def __init__(self, *, loss="hinge", variant="dsg", kernel="rbf", gamma="median", features="monte_carlo",
+                 lam=1e-6, n_iter="auto", batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
                  tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
                  feature_budget="auto", fit_intercept=True, class_weight=None,
                  random_state=None, backend="auto", dtype=None, verbose=0,
@@ -127,8 +127,8 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
     _fit = staticmethod(fit)
     _predict = staticmethod(predict)
 
-    def __init__(self, *, loss="squared", variant="dsg", kernel="rbf", gamma="median", lam=1e-6, n_iter="auto",
-                 batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
+    def __init__(self, *, loss="squared", variant="dsg", kernel="rbf", gamma="median", features="monte_carlo",
+                 lam=1e-6, n_iter="auto", batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
                  tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
                  feature_budget="auto", fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0):
         self._store_params(locals())

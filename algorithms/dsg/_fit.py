@@ -48,6 +48,7 @@ PARAMS = ParamTable(
     Param("variant", "dsg", options(*_engine.VARIANTS), "dsg: a new block per iteration; udsg, cdsg: reuse old ones"),
     common("kernel"),
     common("gamma"),
+    common("features"),
     Param("lam", 1e-6, real(0), "RKHS penalty (lam / 2) ||f||^2"),
     Param("n_iter", "auto", either(options("auto"), integer(1)),
           "iterations (each adds or updates one block); auto: 200 with early stopping, else ~10 passes"),
@@ -76,7 +77,7 @@ PARAMS = ParamTable(
 
 
 @PARAMS.entry
-def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, early_stopping,
+def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, lam, n_iter, batch_size, early_stopping,
         validation_fraction, n_iter_no_change, tol, block_size, step, schedule, precondition, average,
         feature_budget, udsg_pattern, fit_intercept, cache_predictions, class_weight, random_state, backend, dtype,
         callback, verbose):
@@ -108,6 +109,13 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
     gamma : "median" or float > 0, default "median"
         Kernel width; "median" is ``1 / median ||x - x'||^2`` on a sample of
         1000 rows (the median trick the paper uses).
+    features : {"monte_carlo", "orthogonal", "qmc"}, default "monte_carlo"
+        How each block's frequencies are placed (:func:`kbackends.random.omega_block`):
+        independent Gaussian draws; orthogonal random features (the block's rows
+        orthogonalised in groups of n_features, each with a chi-distributed norm);
+        or the seed's scrambled Halton points through the normal inverse CDF. The
+        last two approximate the rbf kernel with fewer features and need
+        ``kernel="rbf"``; the model regenerates them from ``(seed, block)`` alike.
     lam : float >= 0, default 1e-6
         RKHS penalty ``(lam / 2) ||f||^2``; old blocks shrink by ``1 - step_t * lam``.
     n_iter : int or "auto", default "auto"
@@ -203,7 +211,7 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, 
     return _build(**locals()).solve()
 
 
-def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, lam, n_iter, batch_size, early_stopping,
+def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, lam, n_iter, batch_size, early_stopping,
           validation_fraction, n_iter_no_change, tol, block_size, step, schedule, precondition, average,
           feature_budget, udsg_pattern, fit_intercept, cache_predictions, class_weight, random_state, backend, dtype,
           callback, verbose):

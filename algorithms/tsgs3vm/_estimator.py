@@ -26,7 +26,7 @@ class TSGS3VMClassifier(FunctionalClassifier):
         Weight of the unlabeled loss; None: C n_labeled / n_unlabeled.
     unlabeled_loss : {'shg', 'sshg', 'ramp', 'da'}, default='shg'
         Non-convex loss on the unlabeled rows (the paper's Table 2).
-    <parameters kernel to gamma>
+    <parameters kernel to features>
     n_iter : int or None, default=None
         Iterations; None: one pass over the unlabeled data.
     batch_size : int, default=256
@@ -49,7 +49,8 @@ class TSGS3VMClassifier(FunctionalClassifier):
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
 
-    def __init__(self, *, C=1.0, C_star=None, unlabeled_loss="shg", kernel="rbf", gamma="median", n_iter=None,
-                 batch_size=256, block_size=256, step=1.0, precondition=0.1, balance=True, feature_budget="auto",
+    def __init__(self, *, C=1.0, C_star=None, unlabeled_loss="shg", kernel="rbf", gamma="median",
+                 features="monte_carlo", n_iter=None, batch_size=256, block_size=256, step=1.0, precondition=0.1,
+                 balance=True, feature_budget="auto",
                  unlabeled_label=-1, random_state=None, backend="auto", dtype=None, verbose=0):
         self._store_params(locals())

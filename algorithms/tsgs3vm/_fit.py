@@ -31,6 +31,7 @@ PARAMS = ParamTable(
     Param("unlabeled_loss", "shg", options(*UNLABELED_LOSSES), "non-convex loss on unlabeled rows (Table 2)"),
     common("kernel"),
     common("gamma"),
+    common("features"),
     Param("n_iter", None, either(integer(1), none()), "iterations; None: one pass over the unlabeled data"),
     Param("batch_size", 256, integer(1), "rows drawn from each of the labeled and unlabeled data"),
     common("block_size"),
@@ -46,7 +47,7 @@ PARAMS = ParamTable(
 
 
 @PARAMS.entry
-def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_iter, batch_size, block_size,
+def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, features, n_iter, batch_size, block_size,
         step, precondition, balance, feature_budget, unlabeled_label, random_state, backend, dtype, callback,
         verbose):
     """Fit a semi-supervised SVM by triply stochastic gradients.
@@ -72,7 +73,8 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
     unlabeled_loss : {"shg", "sshg", "ramp", "da"}, default "shg"
         Table 2: max(0, 1 - |f|), its square / 2, the ramp H_1 - H_s (s = -0.3),
         exp(-5 f^2).
-    kernel, gamma, block_size, step, precondition, random_state, backend, dtype, callback, verbose
+    kernel, gamma, features, block_size, step, precondition, random_state, backend, dtype, callback,
+    verbose
         As in :func:`algorithms.dsg.fit`.
     n_iter : int, optional
         Iterations; default one pass over the unlabeled data (n_unlabeled / batch_size).
@@ -104,7 +106,7 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_i
     return _build(**locals()).solve()
 
 
-def _build(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, n_iter, batch_size, block_size,
+def _build(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, features, n_iter, batch_size, block_size,
           step, precondition, balance, feature_budget, unlabeled_label, random_state, backend, dtype, callback,
           verbose):
     """The engine problem of a TSGS3VM fit (:func:`fit`'s arguments, validated): the

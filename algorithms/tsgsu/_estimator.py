@@ -39,7 +39,7 @@ class TSGSUClassifier(FunctionalClassifier):
         Standard errors below zero before a part counts as negative.
     lam : float, default=0.1
         RKHS penalty (lam / 2) ||f||^2.
-    <parameters kernel to gamma>
+    <parameters kernel to features>
     n_iter : int, default=100
         Iterations (each adds a block).
     batch_size : int, default=1000
@@ -77,8 +77,9 @@ class TSGSUClassifier(FunctionalClassifier):
     _predict = staticmethod(predict)
 
     def __init__(self, *, prior=None, loss="squared", correction="abs", correction_smoothing=0.9,
-                 correction_margin=2.0, lam=0.1, kernel="rbf", gamma="median", n_iter=100, batch_size=1000,
-                 block_size=32, step=0.5, schedule="auto", precondition=1.0, average=True, feature_budget="auto",
+                 correction_margin=2.0, lam=0.1, kernel="rbf", gamma="median", features="monte_carlo",
+                 n_iter=100, batch_size=1000, block_size=32, step=0.5, schedule="auto", precondition=1.0, average=True,
+                 feature_budget="auto",
                  fit_intercept=True, positive_class=1, negative_class=-1, random_state=None, backend="auto",
                  dtype=None, verbose=0):
         self._store_params(locals())

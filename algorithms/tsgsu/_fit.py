@@ -48,6 +48,7 @@ PARAMS = ParamTable(
     Param("lam", 0.1, real(0, low_open=True), "RKHS penalty (lam / 2) ||f||^2"),
     common("kernel"),
     common("gamma"),
+    common("features"),
     Param("n_iter", 100, integer(1), "iterations (each adds a block)"),
     Param("batch_size", 1000, integer(1), "points drawn from each of the similar and unlabeled data"),
     common("block_size", default=32),
@@ -65,7 +66,7 @@ PARAMS = ParamTable(
 
 @PARAMS.entry
 def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing, correction_margin, lam,
-        kernel, gamma, n_iter, batch_size, block_size, step, schedule, precondition, average, feature_budget,
+        kernel, gamma, features, n_iter, batch_size, block_size, step, schedule, precondition, average, feature_budget,
         fit_intercept, positive_class, negative_class, random_state, backend, dtype, callback,
         verbose):
     """Fit a kernel SU classifier by triply stochastic functional gradients.
@@ -112,6 +113,8 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
     gamma : "median" or float > 0, default "median"
         Kernel width ``exp(-gamma ||x - x'||^2)``; "median" is the median heuristic
         on the pooled points.
+    features : {"monte_carlo", "orthogonal", "qmc"}, default "monte_carlo"
+        As in :func:`algorithms.dsg.fit`.
     n_iter : int, default 100
         Iterations (each adds a block of ``block_size`` random features). The
         paper's setting: 100 iterations of batches of 1000.
@@ -183,7 +186,7 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
 
 
 def _build(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing, correction_margin, lam,
-          kernel, gamma, n_iter, batch_size, block_size, step, schedule, precondition, average, feature_budget,
+          kernel, gamma, features, n_iter, batch_size, block_size, step, schedule, precondition, average, feature_budget,
           fit_intercept, positive_class, negative_class, random_state, backend, dtype, callback,
           verbose):
     """The engine problem of a TSGSU fit (:func:`fit`'s arguments, validated): the similar

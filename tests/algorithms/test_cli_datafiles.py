@@ -201,7 +201,7 @@ def test_the_model_file_keeps_names_base_and_labels(tmp_path):
     load, naming the file; files of earlier formats load with None (test_models_format3)."""
     from algorithms._models.persistence import FORMAT_VERSION
 
-    assert FORMAT_VERSION == 4
+    assert FORMAT_VERSION >= 4
     old = algorithms.load(Path(__file__).parent / "data" / "models_format3" / "dsg_3class.npz")
     assert (old.feature_names, old.index_base, old.class_labels) == (None, None, None)
     model = dsg.fit(X, Y, **IN_MEMORY)
