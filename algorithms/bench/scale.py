@@ -30,6 +30,8 @@ import time
 
 import numpy as np
 
+from .. import DSGClassifier
+from ..datasets import make_nonlinear_classes
 from .common import Row
 
 SIZES = (1_000_000, 4_000_000, 10_000_000)
@@ -51,8 +53,6 @@ def _rss_mb():
 def _fit_method(method, X, y):
     """The fitted model of ``method`` (timed by the caller) and what it says about itself."""
     if method == "dsg":
-        from algorithms import DSGClassifier
-
         model = DSGClassifier(random_state=0).fit(X, y)
         return model, {"n_iter": model.n_iter_, "features": model.model_.n_blocks * model.model_.block_size}
     if method == "rbf-sgd":
@@ -79,8 +79,6 @@ def _fit_dask(X, y, Xt):
     import dask.array as da
     from dask.distributed import Client, LocalCluster
 
-    from algorithms import DSGClassifier
-
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster):
         chunks = max(1, X.shape[0] // 8)
@@ -95,8 +93,6 @@ def _fit_dask(X, y, Xt):
 
 def measure_one(method, n):
     """One method at one size, in this process: a dict of the measurements."""
-    from algorithms.datasets import make_nonlinear_classes
-
     X, y = make_nonlinear_classes(n, random_state=TRAIN_SEED)
     Xt, yt = make_nonlinear_classes(N_TEST, random_state=TEST_SEED)
     out = {"method": method, "n": n, "input_mb": X.nbytes / 2**20, "rss_data_mb": _rss_mb()}

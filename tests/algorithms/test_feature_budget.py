@@ -134,3 +134,16 @@ def test_large_inputs_are_predicted_in_row_chunks_with_the_same_values(data, mon
     np.testing.assert_array_equal(model.decision_function(X), whole)
     assert calls == [700] * 4 + [200]
     np.testing.assert_array_equal(model.predict(scipy.sparse.csr_matrix(X)), model.predict(X))
+
+
+def test_scale_bench_measures_each_method_in_its_own_process():
+    from algorithms.bench import scale
+
+    results = scale.run([3000], ["dsg", "rbf-sgd"], progress=lambda *a: None)
+    by_method = {r["method"]: r for r in results}
+    assert set(by_method) == {"dsg", "rbf-sgd"}
+    for r in results:
+        assert r["n"] == 3000 and r["fit_s"] > 0 and r["peak_rss_mb"] >= r["rss_data_mb"] > 0
+    assert by_method["dsg"]["accuracy"] > 0.6  # the non-linear rule is learnt (chance: 0.5)
+    table = scale.markdown(results)
+    assert "| 3,000 | DSGClassifier() |" in table and "RBFSampler(2048) + SGD" in table
