@@ -22,6 +22,7 @@ PASSES = 10  # without early stopping: about this many passes over the data ...
 MIN_ITER, MAX_ITER = 10, 200  # ... clipped to this range; with early stopping: at least MAX_ITER ...
 EARLY_STOPPING_PASSES = 1  # ... and at least this many passes over the data
 EARLY_STOPPING_MIN_ROWS = 10_000  # as HistGradientBoosting's early_stopping="auto"
+MIN_NO_CHANGE, NO_CHANGE_PASS = 10, 0.1  # patience: 10 iterations, or a tenth of a pass if longer
 MAX_VALIDATION_ROWS = 50_000  # held-out rows at most (their f is updated every iteration)
 # feature_budget="auto": a model whose evaluation costs about FEATURE_WORK multiply-adds
 # a row (features x (input cost per row + COS_COST)), at least MIN_FEATURES.
@@ -37,9 +38,10 @@ class AutoSettings:
     n_iter: int
     batch_size: int
     early_stopping: bool
+    n_iter_no_change: int = MIN_NO_CHANGE
 
 
-def auto_settings(n_samples, *, n_iter="auto", batch_size="auto", early_stopping="auto"):
+def auto_settings(n_samples, *, n_iter="auto", batch_size="auto", early_stopping="auto", n_iter_no_change="auto"):
     """The settings a fit on ``n_samples`` (weighted: positive-weight) rows runs with.
 
     - ``batch_size="auto"``: ``min(4096, n_samples)``: small data is not drawn 4096
@@ -60,6 +62,13 @@ def auto_settings(n_samples, *, n_iter="auto", batch_size="auto", early_stopping
       missed more than the extra iterations. An explicit ``n_iter`` asks for exactly
       that many iterations, so "auto" leaves early stopping off.
 
+    - ``n_iter_no_change="auto"``: early stopping's patience, 10 iterations or a tenth
+      of a pass over the rows if that is longer (``ceil(0.1 n / batch)``): on large
+      data a few batches move the held-out loss by less than ``tol`` while the model
+      still gains (10 million rows of ``make_nonlinear_classes``: ten iterations
+      without a 0.1% gain stopped the fit at 232 of 2,442 iterations, 0.2 point below
+      the fit on a million rows); the patience of 10 is unchanged below 409,600 rows.
+
     Explicit integers (and True / False) are returned as given.
 
     Returns
@@ -77,7 +86,10 @@ def auto_settings(n_samples, *, n_iter="auto", batch_size="auto", early_stopping
             n_iter = max(MAX_ITER, math.ceil(EARLY_STOPPING_PASSES * n / batch))
         else:
             n_iter = min(MAX_ITER, max(MIN_ITER, math.ceil(PASSES * n / batch)))
-    return AutoSettings(n_iter=int(n_iter), batch_size=batch, early_stopping=early)
+    if n_iter_no_change == "auto":
+        n_iter_no_change = max(MIN_NO_CHANGE, math.ceil(NO_CHANGE_PASS * n / batch))
+    return AutoSettings(n_iter=int(n_iter), batch_size=batch, early_stopping=early,
+                        n_iter_no_change=int(n_iter_no_change))
 
 
 def auto_feature_budget(row_cost):

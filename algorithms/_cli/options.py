@@ -138,7 +138,7 @@ OPTIONS = {
     "average": ("bool", None, ""),
     "early_stopping": (_auto_bool, "WHEN", "'auto', 'true' or 'false'"),
     "validation_fraction": (_open_unit, "FRACTION", ""),
-    "n_iter_no_change": (positive_int, "N", ""),
+    "n_iter_no_change": (_auto_or(positive_int), "N", "an integer, or 'auto'"),
     "tol": (_tol, "TOL", "a number >= 0; s3gd: the relative decrease of the training objective per epoch "
                          "below which it stops, also 'auto' or 'none' (never stop early)"),
     "probability": ("bool", None, "the model file keeps the sigmoid: predict --proba writes probabilities"),

@@ -26,7 +26,8 @@ _DOC_ENTRIES = {
     "early_stopping": ("'auto' or bool", ("Stop when the held-out loss stops improving; 'auto': with "
                                           "n_iter='auto' and >= 10,000 rows.")),
     "validation_fraction": ("float", "Fraction of the rows held out for early stopping."),
-    "n_iter_no_change": ("int", "Early stopping: iterations without improvement before stopping."),
+    "n_iter_no_change": ("'auto' or int", ("Early stopping: iterations without improvement before stopping; "
+                                           "'auto': 10, or a tenth of a pass over the rows if longer.")),
     "tol": ("float", "Early stopping: relative improvement of the held-out loss that counts."),
 }
 
@@ -92,7 +93,8 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     _predict = staticmethod(predict)
 
     def __init__(self, *, loss="hinge", variant="dsg", kernel="rbf", gamma="median", features="monte_carlo",
-                 lam=1e-6, n_iter="auto", batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
+                 lam=1e-6, n_iter="auto", batch_size="auto", early_stopping="auto", validation_fraction=0.1,
+                 n_iter_no_change="auto",
                  tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
                  feature_budget="auto", fit_intercept=True, class_weight=None,
                  random_state=None, backend="auto", dtype=None, verbose=0,
@@ -128,7 +130,8 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
     _predict = staticmethod(predict)
 
     def __init__(self, *, loss="squared", variant="dsg", kernel="rbf", gamma="median", features="monte_carlo",
-                 lam=1e-6, n_iter="auto", batch_size="auto", early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
+                 lam=1e-6, n_iter="auto", batch_size="auto", early_stopping="auto", validation_fraction=0.1,
+                 n_iter_no_change="auto",
                  tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
                  feature_budget="auto", fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0):
         self._store_params(locals())

@@ -57,7 +57,8 @@ PARAMS = ParamTable(
           "stop when the held-out loss stops improving; auto: with n_iter='auto' and >= 10,000 rows"),
     Param("validation_fraction", 0.1, real(0, 1, low_open=True, high_open=True),
           "fraction of the rows held out for early stopping"),
-    Param("n_iter_no_change", 10, integer(1), "early stopping: iterations without improvement before stopping"),
+    Param("n_iter_no_change", "auto", either(options("auto"), integer(1)),
+          "early stopping: iterations without improvement before stopping; auto: 10, or a tenth of a pass if longer"),
     Param("tol", 1e-3, real(0), "early stopping: relative improvement of the held-out loss that counts"),
     common("block_size"),
     common("step"),
@@ -139,8 +140,11 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, lam
         more accuracy than it saves; an explicit ``n_iter`` runs that many.
     validation_fraction : float in (0, 1), default 0.1
         Fraction of the rows held out for early stopping.
-    n_iter_no_change : int, default 10
-        Early stopping: iterations without improvement before the fit stops.
+    n_iter_no_change : int or "auto", default "auto"
+        Early stopping: iterations without improvement before the fit stops;
+        "auto": 10, or a tenth of a pass over the rows (``ceil(0.1 n / batch_size)``)
+        where that is longer, so that on large data the noise of a few batches does
+        not end a fit that still gains.
     tol : float >= 0, default 1e-3
         Early stopping: an iteration improves when its held-out loss is below
         ``best * (1 - tol)``.
@@ -237,7 +241,8 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, 
         X, y_matrix, weights = take_rows(X, bk.asarray(kept), bk.xp), bk.xp.take(y_matrix, bk.asarray(kept), axis=0), \
             check_sample_weight(weights[kept], kept.size)
     gamma = check_gamma(gamma, X, bk, seed)
-    plan = auto_settings(X.shape[0], n_iter=n_iter, batch_size=batch_size, early_stopping=early_stopping)
+    plan = auto_settings(X.shape[0], n_iter=n_iter, batch_size=batch_size, early_stopping=early_stopping,
+                         n_iter_no_change=n_iter_no_change)
     sources = _split_sources(X, y_matrix, weights, source_loss, plan, validation_fraction, seed, bk,
                              stratify=task != "regression")
 
@@ -246,12 +251,12 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, 
         n_outputs=y_matrix.shape[1], cache_predictions=cache_predictions, n_iter=plan.n_iter,
         max_blocks=budget_blocks(feature_budget, X, block_size),
         early_stopping=None if len(sources) == 1 else _engine.EarlyStopping(
-            sources[1], n_iter_no_change=n_iter_no_change, tol=tol),
+            sources[1], n_iter_no_change=plan.n_iter_no_change, tol=tol),
     )
     params = {
         "loss": loss, "variant": variant, "lam": lam, "n_iter": plan.n_iter, "batch_size": plan.batch_size,
         "early_stopping": plan.early_stopping, "validation_fraction": validation_fraction,
-        "n_iter_no_change": n_iter_no_change, "tol": tol, "step": step, "schedule": schedule,
+        "n_iter_no_change": plan.n_iter_no_change, "tol": tol, "step": step, "schedule": schedule,
         "precondition": precondition,
         "average": bool(average), "feature_budget": feature_budget, "udsg_pattern": list(udsg_pattern), "fit_intercept": bool(fit_intercept),
         "class_weight": jsonable_weights(class_weight),

@@ -147,3 +147,10 @@ def test_scale_bench_measures_each_method_in_its_own_process():
     assert by_method["dsg"]["accuracy"] > 0.6  # the non-linear rule is learnt (chance: 0.5)
     table = scale.markdown(results)
     assert "| 3,000 | DSGClassifier() |" in table and "RBFSampler(2048) + SGD" in table
+
+
+def test_patience_is_a_tenth_of_a_pass_on_large_data():
+    assert auto_settings(50_000).n_iter_no_change == 10
+    assert auto_settings(409_600).n_iter_no_change == 10
+    assert auto_settings(10_000_000).n_iter_no_change == 245  # ceil(0.1 * 10^7 / 4096)
+    assert auto_settings(10_000_000, n_iter_no_change=3).n_iter_no_change == 3
