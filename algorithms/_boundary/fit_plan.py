@@ -24,6 +24,7 @@ EARLY_STOPPING_PASSES = 1  # ... and at least this many passes over the data
 EARLY_STOPPING_MIN_ROWS = 10_000  # as HistGradientBoosting's early_stopping="auto"
 MIN_NO_CHANGE, NO_CHANGE_PASS = 10, 0.1  # patience: 10 iterations, or a tenth of a pass if longer
 MAX_VALIDATION_ROWS = 50_000  # held-out rows at most (their f is updated every iteration)
+LARGE_SPLIT_ROWS = 1_000_000  # from here the held-out rows are drawn directly (fit_plan._held_out_sample)
 # feature_budget="auto": a model whose evaluation costs about FEATURE_WORK multiply-adds
 # a row (features x (input cost per row + COS_COST)), at least MIN_FEATURES.
 FEATURE_WORK = 2**20
@@ -192,9 +193,38 @@ def validation_rows(n_rows, fraction, seed, labels=None, *, every_class=False):
             n_held = min(max(n_held, counts.size), n_rows - counts.size)
         if counts.min() >= 2 and counts.size <= n_held:
             stratify = labels
+    if n_rows > LARGE_SPLIT_ROWS and not every_class:
+        held = _held_out_sample(n_rows, n_held, seed, stratify)
+        keep = np.ones(n_rows, dtype=bool)
+        keep[held] = False
+        return np.flatnonzero(keep), held
     train, held = train_test_split(np.arange(n_rows), test_size=n_held, random_state=seed % 2**32,
                                    stratify=stratify)
     return np.sort(train), np.sort(held)
+
+
+def _held_out_sample(n_rows, n_held, seed, labels):
+    """``n_held`` sorted row indices drawn without replacement, each class in proportion to its
+    rows (largest remainders) when ``labels`` are given: the held-out rows of a large split in
+    O(n_held) draws and O(n) memory (a stratified shuffle of every row would permute them all)."""
+    rng = np.random.default_rng(seed % 2**32)
+    if labels is None:
+        return np.sort(rng.choice(n_rows, size=n_held, replace=False))
+    labels = np.asarray(labels)
+    if labels.dtype.kind in "iu" and labels.min() >= 0:  # class indices: counted without a sorted copy
+        counts = np.bincount(labels)
+        classes = np.flatnonzero(counts)
+        counts = counts[classes]
+    else:
+        classes, counts = np.unique(labels, return_counts=True)
+    share = counts * (n_held / n_rows)
+    take = np.floor(share).astype(np.int64)
+    take[np.argsort(take - share)[: n_held - int(take.sum())]] += 1  # the largest remainders first
+    picked = []
+    for c, k in zip(classes, take):
+        rows = np.flatnonzero(labels == c)
+        picked.append(rows[rng.choice(rows.size, size=k, replace=False)])
+    return np.sort(np.concatenate(picked))
 
 
 def check_class_weight(class_weight, classes):

@@ -154,3 +154,16 @@ def test_patience_is_a_tenth_of_a_pass_on_large_data():
     assert auto_settings(409_600).n_iter_no_change == 10
     assert auto_settings(10_000_000).n_iter_no_change == 245  # ceil(0.1 * 10^7 / 4096)
     assert auto_settings(10_000_000, n_iter_no_change=3).n_iter_no_change == 3
+
+
+def test_large_splits_draw_the_held_out_rows_directly(monkeypatch):
+    from algorithms._boundary import fit_plan
+
+    monkeypatch.setattr(fit_plan, "LARGE_SPLIT_ROWS", 1000)
+    labels = (np.arange(20_000) % 10 < 3).astype(np.int64)  # 30% of class 1
+    train, held = fit_plan.validation_rows(20_000, 0.1, 7, labels)
+    assert held.size == 2000 and train.size == 18_000
+    assert np.array_equal(np.sort(np.concatenate([train, held])), np.arange(20_000))
+    assert np.sum(labels[held]) == 600  # stratified: the classes' shares exactly
+    again = fit_plan.validation_rows(20_000, 0.1, 7, labels)[1]
+    assert np.array_equal(held, again) and not np.array_equal(held, fit_plan.validation_rows(20_000, 0.1, 8, labels)[1])
