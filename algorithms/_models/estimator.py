@@ -64,7 +64,8 @@ DOC_ENTRIES = {
     "class_weight": ("None, 'balanced' or dict", ("Per-class weights of the loss, times the sample weights "
                                                    "(scikit-learn's rule); 'balanced': n / (n_classes n_c).")),
     "n_jobs": ("None or int", ("Threads of the cpu engine's compiled (Numba) kernels during ``fit``; None or -1: "
-                               "all (Numba's thread count, ``NUMBA_NUM_THREADS``). The model does not depend on it.")),
+                               "all (Numba's thread count, ``NUMBA_NUM_THREADS``). The model does not depend on it (S3GD's: "
+                               "at rounding, its sums' order).")),
     "warm_start": ("bool", ("Continue the previous ``fit`` (its blocks, step schedule and draws) up to ``n_iter`` "
                             "iterations in all; False: start over.")),
     "probability": ("bool", ("``predict_proba`` for any loss: the model is fitted on 90% of the rows and Platt's "

@@ -114,7 +114,10 @@ def test_n_jobs_sets_numbas_threads_within_fit(binary, cls, monkeypatch):
     default = _tiny_fit(cls, X, y)
     assert seen == [1, numba.config.NUMBA_NUM_THREADS]
     assert numba.get_num_threads() == before  # restored
-    np.testing.assert_array_equal(one.decision_function(X), default.decision_function(X))
+    if cls is S3GDClassifier:  # its compiled sums split by thread: the same model at rounding
+        np.testing.assert_allclose(one.decision_function(X), default.decision_function(X), rtol=1e-10, atol=1e-12)
+    else:  # the same model whatever the threads (also with two: measured, NUMBA_NUM_THREADS=2)
+        np.testing.assert_array_equal(one.decision_function(X), default.decision_function(X))
     with pytest.raises(ValueError, match="n_jobs"):
         _tiny_fit(cls, X, y, n_jobs=0)
 
