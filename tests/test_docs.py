@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,12 +42,16 @@ def test_readme_links_resolve():
     assert not missing, missing
 
 
-@pytest.mark.slow  # ~15 s: imports both packages (mkdocstrings reads the docstrings the estimators fill in)
+@pytest.mark.slow  # ~30 s: imports both packages, runs the gallery's examples
 def test_docs_build_with_warnings_as_errors(tmp_path):
     pytest.importorskip("mkdocs")
     pytest.importorskip("mkdocstrings_handlers.python")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)}
+    pytest.importorskip("mkdocs_gallery")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
     site = tmp_path / "site"
+    # the gallery's pages are generated into docs/generated (git-ignored); a previous build's would
+    # be reused unexecuted: the examples run in this build
+    shutil.rmtree(ROOT / "docs" / "generated", ignore_errors=True)
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(site)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -57,3 +62,7 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
     guide = (site / "api" / "algorithms" / "index.html").read_text()
     assert "warm_start" in guide and "n_jobs" in guide  # the estimators' Parameters, filled in at import
     assert "Unreleased" in (site / "changelog" / "index.html").read_text()
+    for example in sorted((ROOT / "examples").glob("plot_*.py")):
+        page = re.sub(r"<[^>]+>", "", (site / "generated" / "gallery" / example.stem / "index.html").read_text())
+        assert re.search(r"accuracy\s+\d\.\d{3}", page), example.name  # its printed output, not only its code
+        assert list((site / "generated" / "gallery" / "images").glob(f"mkd_glr_{example.stem}_*.png")), example.name
