@@ -66,3 +66,11 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
         page = re.sub(r"<[^>]+>", "", (site / "generated" / "gallery" / example.stem / "index.html").read_text())
         assert re.search(r"accuracy\s+\d\.\d{3}", page), example.name  # its printed output, not only its code
         assert list((site / "generated" / "gallery" / "images").glob(f"mkd_glr_{example.stem}_*.png")), example.name
+
+
+def test_ci_runs_the_readmes_test_command():
+    """.ci/run's command is the README's test command, character for character."""
+    command = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    bash_blocks = re.findall(r"^```bash\n(.*?)^```", (ROOT / "README.md").read_text(), flags=re.MULTILINE | re.DOTALL)
+    assert command.startswith("python -m pip install")
+    assert any(block.strip() == command for block in bash_blocks), command
