@@ -344,8 +344,12 @@ def _data_options(p, backends):
                    help="where to compute (auto: cpu for files)")
 
 
-def build_parser():
-    parser = _Parser(prog="python -m algorithms", description=__doc__,
+#: The installed console command (pyproject.toml's [project.scripts]), ``python -m algorithms``'s twin.
+COMMAND = "kmachines"
+
+
+def build_parser(prog="python -m algorithms"):
+    parser = _Parser(prog=prog, description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error, before or after the subcommand (also: environment "
@@ -412,9 +416,15 @@ def _one_line(exc):
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def main(argv=None):
-    """Run the command line; returns 0, or exits with 1 (data, files) or 2 (usage)."""
-    parser = build_parser()
+def console():
+    """The installed command :data:`COMMAND`: :func:`main` under its own name."""
+    return main(prog=COMMAND)
+
+
+def main(argv=None, prog="python -m algorithms"):
+    """Run the command line; returns 0, or exits with 1 (data, files) or 2 (usage).
+    ``prog``: the name the messages give the command."""
+    parser = build_parser(prog)
     argv = list(sys.argv[1:] if argv is None else argv)
     anywhere = "--debug" in argv  # before or after the subcommand
     args = parser.parse_args([a for a in argv if a != "--debug"])

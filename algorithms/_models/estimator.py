@@ -18,6 +18,9 @@ import inspect
 import re
 import textwrap
 
+import contextlib
+
+import numba
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier
 from sklearn.utils.metaestimators import available_if
@@ -26,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 from kbackends import array_namespace
 
 from .._boundary.fit_plan import weights_of_rows
+from .._boundary.params import Param, ParamTable, boolean, either, integer, options
 from .._boundary.validation import check_labels, is_numpy_like, naming_arguments, sklearn_validate
 from .calibration import fit_calibrated
 from .dask_arrays import is_dask_array
@@ -63,9 +67,39 @@ DOC_ENTRIES = {
                         "the time left excludes compilation).")),
     "class_weight": ("None, 'balanced' or dict", ("Per-class weights of the loss, times the sample weights "
                                                    "(scikit-learn's rule); 'balanced': n / (n_classes n_c).")),
+    "n_jobs": ("None or int", ("Threads of the cpu engine's compiled (Numba) kernels during ``fit``; None or -1: "
+                               "all (Numba's thread count, ``NUMBA_NUM_THREADS``). The model does not depend on it (S3GD's: "
+                               "at rounding, its sums' order).")),
+    "warm_start": ("bool", ("Continue the previous ``fit`` (its blocks, step schedule and draws) up to ``n_iter`` "
+                            "iterations in all; False: start over.")),
     "probability": ("bool", ("``predict_proba`` for any loss: the model is fitted on 90% of the rows and Platt's "
                              "sigmoid on the other 10% (:mod:`algorithms._models.calibration`).")),
 }
+
+
+#: Estimator parameters that are no argument of a module's ``fit``: the estimator handles them.
+N_JOBS = Param("n_jobs", None, either(options(None, -1), integer(1)),
+               "threads of the cpu engine's compiled kernels during fit; None or -1: all")
+WARM_START = Param("warm_start", False, boolean(), "continue the previous fit up to n_iter iterations in all")
+
+
+def with_estimator_params(table, *params):
+    """An estimator's table: the module's ``table`` plus estimator-only ``params``
+    (:data:`N_JOBS`, :data:`WARM_START`, ``probability``)."""
+    return ParamTable(*table.params, *params)
+
+
+@contextlib.contextmanager
+def numba_threads(n_jobs):
+    """Numba's thread count set to ``n_jobs`` (None or -1: all of ``NUMBA_NUM_THREADS``,
+    more is clipped to it) within the block, the caller's restored after."""
+    before = numba.get_num_threads()
+    wanted = numba.config.NUMBA_NUM_THREADS if n_jobs in (None, -1) else min(n_jobs, numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(wanted)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 def _doc_entries(cls, first, last):
@@ -129,8 +163,18 @@ class FunctionalEstimator(BaseEstimator):
         # function's, a classifier's losses, and adds `probability`); the function's body
         # then takes the validated values unchecked (ParamTable.entry).
         values = type(self)._params.validate(self.get_params())
+        with numba_threads(values.get("n_jobs")):
+            return self._fit_validated(X, y, values)
+
+    def _module_fit(self, values):
+        """The module ``fit`` this fit calls with validated values (a subclass may continue a
+        previous fit instead: DSG's ``warm_start``)."""
+        return type(self)._fit.unchecked
+
+    def _fit_validated(self, X, y, values):
+        """:meth:`fit` with the parameters validated (``values``)."""
         params = self._function_params(values)
-        fit = type(self)._fit.unchecked
+        fit = self._module_fit(values)
         calibrated = bool(values.get("probability", False))
         if is_dask_array(X):  # data-parallel on the cluster (dsg, tsgs3vm, tsgsu): chunks stay lazy
             if calibrated:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+
 from sklearn.base import RegressorMixin
 
-from .. import distributed
+from .. import _engine, distributed
 from .._boundary.params import ParamTable, options
 from .._models.calibration import with_probability
-from .._models.estimator import DOC_ENTRIES, FunctionalClassifier, FunctionalEstimator, WeightedFit
-from ._fit import CLASSIFICATION_LOSSES, DISTRIBUTED, PARAMS, decision_function, fit, predict
+from .._models.estimator import (
+    DOC_ENTRIES, N_JOBS, WARM_START, FunctionalClassifier, FunctionalEstimator, WeightedFit, with_estimator_params,
+)
+from ._fit import CLASSIFICATION_LOSSES, DISTRIBUTED, PARAMS, build, decision_function, fit, predict
 
 
 # The Parameters entries of the DSG estimators' docstrings: the shared ones (DOC_ENTRIES) and
@@ -50,6 +54,65 @@ class _DSGFit(WeightedFit):
         return self
 
 
+    def _module_fit(self, values):
+        if not values["warm_start"]:
+            return super()._module_fit(values)
+        if values.get("probability"):
+            msg = "`warm_start=True` continues one model; `probability=True` fits a calibrated one: choose one"
+            raise ValueError(msg)
+        return functools.partial(_warm_fit, self)
+
+
+def _warm_fit(estimator, X, y, sample_weight=None, **params):
+    """``fit`` with ``warm_start=True``: the engine resumed from the previous fit's state
+    (its blocks, step schedule and draws) up to ``n_iter`` iterations in all, new blocks up
+    to the feature budget, then the variant's rule. The seed and the kernel width are the
+    first fit's. Every fit of a warm-started estimator evaluates each batch over the
+    blocks (no prediction cache), the state it resumes from keeps no per-row values."""
+    if distributed.is_dask_array(X):
+        msg = "`warm_start=True` is not supported with dask arrays"
+        raise ValueError(msg)
+    previous = getattr(estimator, "_warm_", None)
+    if previous is not None and previous["model"] is not getattr(estimator, "model_", None):
+        previous = None  # a partial_fit (or a clone's attributes) since: start over
+    if previous is not None:
+        params = {**params, "random_state": previous["seed"], "gamma": previous["gamma"]}
+    problem = build.unchecked(X, y, sample_weight, **{**params, "cache_predictions": False})
+    settings, state = problem.settings, None
+    if previous is not None:
+        _check_continues(previous, problem, params)
+        state = previous["state"]
+        if state.t == settings.n_iter:  # nothing left to run (scikit-learn's warm_start does not refit)
+            return estimator.model_
+    result = _engine.run(problem.sources, problem.backend, settings, problem.dtype, resume=state)
+    model = problem.finish(_engine.unshift(result, problem.target_shift))
+    estimator._warm_ = {"state": result.state, "model": model, "seed": settings.seed, "gamma": settings.gamma,
+                        "key": _continuation_key(problem, params)}
+    return model
+
+
+def _continuation_key(problem, params):
+    """What a continued fit must share with the previous one."""
+    s = problem.settings
+    return {"features": problem.sources[0].X.shape[1], "outputs": s.n_outputs, "loss": params["loss"],
+            "variant": s.variant, "kernel": s.kernel, "block_size": s.block_size, "dtype": str(problem.dtype),
+            "backend": problem.backend.name}
+
+
+def _check_continues(previous, problem, params):
+    key = _continuation_key(problem, params)
+    changed = [f"{name} {previous['key'][name]!r} -> {value!r}" for name, value in key.items()
+               if previous["key"][name] != value]
+    if changed:
+        msg = f"`warm_start=True` continues the previous fit, which differs: {', '.join(changed)}; set warm_start=False"
+        raise ValueError(msg)
+    done, n_iter = previous["state"].t, problem.settings.n_iter
+    if n_iter < done:
+        msg = (f"`n_iter`={n_iter} must be at least the {done} iterations the previous fit ran when warm_start=True "
+               "(n_iter counts every iteration, the previous fits' included)")
+        raise ValueError(msg)
+
+
 class DSGClassifier(_DSGFit, FunctionalClassifier):
     """Kernel classifier by doubly stochastic gradients (DSG / UDSG / CDSG).
 
@@ -61,7 +124,7 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
     ----------
     loss : {'hinge', 'squared_hinge', 'logistic'}, default='hinge'
         The classification loss; "logistic" gives ``predict_proba`` (log-odds decision values).
-    <parameters variant to probability>
+    <parameters variant to n_jobs>
 
     Attributes
     ----------
@@ -86,7 +149,8 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
 
     # A classifier's losses only: squared-loss predictions are values, not labels; and
     # `probability` (predict_proba for every loss: algorithms._models.calibration).
-    _params = with_probability(PARAMS.replace(loss={"constraint": options(*CLASSIFICATION_LOSSES)}))
+    _params = with_estimator_params(with_probability(PARAMS.replace(loss={"constraint": options(*CLASSIFICATION_LOSSES)})),
+                                    WARM_START, N_JOBS)
     _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
@@ -98,7 +162,7 @@ class DSGClassifier(_DSGFit, FunctionalClassifier):
                  tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
                  feature_budget="auto", fit_intercept=True, class_weight=None,
                  random_state=None, backend="auto", dtype=None, verbose=0,
-                 probability=False):
+                 probability=False, warm_start=False, n_jobs=None):
         self._store_params(locals())
 
 
@@ -112,7 +176,7 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
     ----------
     loss : 'squared', default='squared'
         The regression loss (the only one).
-    <parameters variant to verbose>
+    <parameters variant to n_jobs>
 
     Attributes
     ----------
@@ -124,7 +188,7 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
 
     # the regression loss only, and no class weights
     _params = ParamTable(*(p for p in PARAMS.replace(loss={"default": "squared", "constraint": options("squared")}).params
-                           if p.name != "class_weight"))
+                           if p.name != "class_weight"), WARM_START, N_JOBS)
     _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _predict = staticmethod(predict)
@@ -133,5 +197,6 @@ class DSGRegressor(_DSGFit, RegressorMixin, FunctionalEstimator):
                  lam=1e-6, n_iter="auto", batch_size="auto", early_stopping="auto", validation_fraction=0.1,
                  n_iter_no_change="auto",
                  tol=1e-3, block_size=256, step=1.0, schedule="auto", precondition=0.3, average=False,
-                 feature_budget="auto", fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0):
+                 feature_budget="auto", fit_intercept=True, random_state=None, backend="auto", dtype=None, verbose=0,
+                 warm_start=False, n_jobs=None):
         self._store_params(locals())

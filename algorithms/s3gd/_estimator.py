@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._models.estimator import FunctionalClassifier, WeightedFit
+from .._models.estimator import N_JOBS, FunctionalClassifier, WeightedFit, with_estimator_params
 from ._fit import PARAMS, decision_function, fit, predict
 
 
@@ -57,7 +57,7 @@ class S3GDClassifier(WeightedFit, FunctionalClassifier):
         Rows k-means runs on; None: all.
     checkpoint : float, default=0.25
         Epochs between checkpoints (where ``max_time`` is checked).
-    <parameters random_state to verbose>
+    <parameters random_state to n_jobs>
 
     Attributes
     ----------
@@ -81,7 +81,7 @@ class S3GDClassifier(WeightedFit, FunctionalClassifier):
     True
     """
 
-    _params = PARAMS
+    _params = with_estimator_params(PARAMS, N_JOBS)
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
@@ -90,7 +90,7 @@ class S3GDClassifier(WeightedFit, FunctionalClassifier):
     def __init__(self, *, loss="logistic", penalty="l2", lam=1e-3, l1_ratio=0.5, n_anchors=100, k_nearest=5,
                  step="auto", inner_iter=None, batch_size=10, max_epochs=10.0, max_time=None, tol="auto",
                  class_weight=None, method="s3gd", beta=10.0, kmeans_iter=5, kmeans_sample=1000,
-                 checkpoint=0.25, random_state=None, backend="auto", dtype=None, verbose=0):
+                 checkpoint=0.25, random_state=None, backend="auto", dtype=None, verbose=0, n_jobs=None):
         self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):

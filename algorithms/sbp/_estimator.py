@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._models.calibration import with_probability
-from .._models.estimator import FunctionalClassifier, WeightedFit
+from .._models.estimator import N_JOBS, FunctionalClassifier, WeightedFit, with_estimator_params
 from ._fit import PARAMS, decision_function, fit, predict
 
 
@@ -27,7 +27,7 @@ class SBPClassifier(WeightedFit, FunctionalClassifier):
         Iterations; 'auto': from n (60 sqrt(n), at least 1000, at most n); None: n (one pass).
     batch_size : int, default=1
         Points drawn from under the water per iteration.
-    <parameters class_weight to probability>
+    <parameters class_weight to n_jobs>
 
     Attributes
     ----------
@@ -49,12 +49,13 @@ class SBPClassifier(WeightedFit, FunctionalClassifier):
     True
     """
 
-    _params = with_probability(PARAMS)  # + `probability` (algorithms._models.calibration)
+    _params = with_estimator_params(with_probability(PARAMS), N_JOBS)  # + `probability` (algorithms._models.calibration)
     _accept_sparse = True  # CSR X (scipy; cupyx on cuda): the sparse response kernels, sparse support vectors
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
     _predict = staticmethod(predict)
 
     def __init__(self, *, nu="auto", kernel="rbf", gamma="scale", bias=True, n_iter="auto", batch_size=1,
-                 class_weight=None, random_state=None, backend="auto", dtype=None, verbose=0, probability=False):
+                 class_weight=None, random_state=None, backend="auto", dtype=None, verbose=0, probability=False,
+                 n_jobs=None):
         self._store_params(locals())

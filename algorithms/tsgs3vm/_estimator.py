@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._models.estimator import FunctionalClassifier
+from .._models.estimator import N_JOBS, FunctionalClassifier, with_estimator_params
 from ..dsg import decision_function, predict
 from ._fit import PARAMS, fit
 
@@ -40,10 +40,10 @@ class TSGS3VMClassifier(FunctionalClassifier):
         None: no limit.
     unlabeled_label : label, default=-1
         The label that marks an unlabeled row in ``y``.
-    <parameters random_state to verbose>
+    <parameters random_state to n_jobs>
     """
 
-    _params = PARAMS
+    _params = with_estimator_params(PARAMS, N_JOBS)
     _accept_sparse = True  # scipy.sparse X; cupyx.scipy.sparse on cuda: docs/architecture.md, RFF ops
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
@@ -52,5 +52,6 @@ class TSGS3VMClassifier(FunctionalClassifier):
     def __init__(self, *, C=1.0, C_star=None, unlabeled_loss="shg", kernel="rbf", gamma="median",
                  features="monte_carlo", n_iter=None, batch_size=256, block_size=256, step=1.0, precondition=0.1,
                  balance=True, feature_budget="auto",
-                 unlabeled_label=-1, random_state=None, backend="auto", dtype=None, verbose=0):
+                 unlabeled_label=-1, random_state=None, backend="auto", dtype=None, verbose=0,
+                 n_jobs=None):
         self._store_params(locals())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._models.estimator import FunctionalClassifier
+from .._models.estimator import N_JOBS, FunctionalClassifier, with_estimator_params
 from .._boundary.validation import is_numpy_like
 from ..dsg import decision_function, predict
 from ._fit import PARAMS, fit
@@ -54,7 +54,7 @@ class TSGSUClassifier(FunctionalClassifier):
         Label predicted for the class of prior ``prior`` (estimated: the larger class).
     negative_class : label (str, int, float or bool), default=-1
         Label predicted for the other class.
-    <parameters random_state to verbose>
+    <parameters random_state to n_jobs>
 
     Examples
     --------
@@ -70,7 +70,7 @@ class TSGSUClassifier(FunctionalClassifier):
     True
     """
 
-    _params = PARAMS
+    _params = with_estimator_params(PARAMS, N_JOBS)
     _accept_sparse = True  # scipy.sparse X (cupyx on cuda): CSR row subsets, prior estimation included
     _fit = staticmethod(fit)
     _decision_function = staticmethod(decision_function)
@@ -81,7 +81,7 @@ class TSGSUClassifier(FunctionalClassifier):
                  n_iter=100, batch_size=1000, block_size=32, step=0.5, schedule="auto", precondition=1.0, average=True,
                  feature_budget="auto",
                  fit_intercept=True, positive_class=1, negative_class=-1, random_state=None, backend="auto",
-                 dtype=None, verbose=0):
+                 dtype=None, verbose=0, n_jobs=None):
         self._store_params(locals())
 
     def __sklearn_tags__(self):

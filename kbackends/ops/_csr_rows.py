@@ -18,13 +18,13 @@ __all__ = ["CSRRows"]
 class CSRRows:
     """Rows ``rows`` of the canonical CSR matrix ``csr``, in that order (repeats allowed).
 
+    Only the cuda backend's rff kernels (and the simulator's) read it; it has the
+    ``shape`` and ``dtype`` of ``csr[rows]``.
+
     Parameters
     ----------
     csr : scipy.sparse or cupyx.scipy.sparse CSR matrix or array, canonical
     rows : integer array of shape (k,), on ``csr``'s device
-
-    Only the cuda backend's rff kernels (and the simulator's) read it; it has the
-    ``shape`` and ``dtype`` of ``csr[rows]``.
     """
 
     __slots__ = ("csr", "rows")

@@ -101,3 +101,32 @@ def test_kernel_choices_are_the_one_kernel_table():
     with pytest.raises(SystemExit) as stop:
         main(["train", "d.svm", "m.npz", "--kernel", "gaussian"])
     assert stop.value.code == 2
+
+
+def test_the_installed_command_resolves_to_the_command_line(capsys, monkeypatch):
+    """pyproject.toml's [project.scripts] names a callable that runs the command line under
+    its own name (and, where this checkout is installed, the installed entry point is it)."""
+    import importlib
+    import importlib.metadata
+    import tomllib
+    from pathlib import Path
+
+    from algorithms._cli.main import COMMAND
+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    scripts = pyproject["project"]["scripts"]
+    assert list(scripts) == [COMMAND]
+    module, _, name = scripts[COMMAND].partition(":")
+    console = getattr(importlib.import_module(module), name)
+    monkeypatch.setattr("sys.argv", [COMMAND, "--version"])
+    with pytest.raises(SystemExit) as exit_:
+        console()
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.startswith(f"{COMMAND} ")
+    monkeypatch.setattr("sys.argv", [COMMAND, "train", "no-such-file.svm", "m.npz"])
+    with pytest.raises(SystemExit) as exit_:
+        console()
+    assert exit_.value.code == 1 and capsys.readouterr().err.startswith(f"{COMMAND} train: error:")
+    installed = [ep for ep in importlib.metadata.entry_points(group="console_scripts") if ep.name == COMMAND]
+    if installed:  # an install from this pyproject (CI's pip install -e .[test])
+        assert installed[0].value == scripts[COMMAND]

@@ -30,6 +30,7 @@ from algorithms import (
 )
 from algorithms._boundary.params import REQUIRED, ParamTable
 from algorithms._models.calibration import PROBABILITY
+from algorithms._models.estimator import N_JOBS, WARM_START
 
 ESTIMATORS = {
     DSGClassifier: dsg, DSGRegressor: dsg, TSGS3VMClassifier: tsgs3vm, TSGSUClassifier: tsgsu,
@@ -48,9 +49,10 @@ def test_init_is_the_table(cls):
     _assert_init_is_the_table(cls)
     for p in cls._params.estimator_params():
         assert p.init_default is not REQUIRED
-        # the estimator narrows (never widens) the function's table, but for `probability`: the
-        # estimator holds rows out and calibrates (algorithms._models.calibration), the function does not
-        assert p.name in ESTIMATORS[cls].PARAMS or p is PROBABILITY
+        # the estimator narrows (never widens) the function's table, but for its own parameters:
+        # `probability` (the estimator holds rows out and calibrates: algorithms._models.calibration),
+        # `n_jobs` and `warm_start` (the estimator base and DSG's estimators handle them)
+        assert p.name in ESTIMATORS[cls].PARAMS or p in (PROBABILITY, N_JOBS, WARM_START)
     est = cls()
     assert est.get_params() == {p.name: p.init_default for p in cls._params.estimator_params()}
     with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
