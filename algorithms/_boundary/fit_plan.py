@@ -20,7 +20,7 @@ __all__ = ["AutoSettings", "auto_settings", "check_sample_weight", "validation_r
 MAX_BATCH = 4096  # rows per iteration of a large data set
 PASSES = 10  # without early stopping: about this many passes over the data ...
 MIN_ITER, MAX_ITER = 10, 200  # ... clipped to this range; with early stopping: at least MAX_ITER ...
-EARLY_STOPPING_PASSES = 1  # ... and at least this many passes over the data
+EARLY_STOPPING_PASSES = 2  # ... and at least this many passes over the data
 EARLY_STOPPING_MIN_ROWS = 10_000  # as HistGradientBoosting's early_stopping="auto"
 MIN_NO_CHANGE, NO_CHANGE_PASS = 10, 0.1  # patience: 10 iterations, or a tenth of a pass if longer
 MAX_VALIDATION_ROWS = 50_000  # held-out rows at most (their f is updated every iteration)
@@ -48,10 +48,12 @@ def auto_settings(n_samples, *, n_iter="auto", batch_size="auto", early_stopping
     - ``batch_size="auto"``: ``min(4096, n_samples)``: small data is not drawn 4096
       times per iteration (with replacement), large data gets the batch whose
       preconditioned block step is accurate (4096 rows for 256 features).
-    - ``n_iter="auto"``: with early stopping, 200, an upper bound that the held-out
-      loss ends first on most data (200 blocks of 256 = 51,200 features; prediction
-      cost grows with the blocks; on ijcnn1, the slowest to converge of the sets
-      measured, 300 add 0.04 point to 200's at 1.5x the time); without, about 10
+    - ``n_iter="auto"``: with early stopping, the larger of 200 and two passes over
+      the rows (``ceil(2 n / batch)``), an upper bound that the held-out loss ends
+      first on most data (on ijcnn1, the slowest to converge of the sets measured,
+      300 add 0.04 point to 200's at 1.5x the time; on a million rows of
+      ``make_nonlinear_classes`` one pass stopped 1.2 points short of the 397
+      iterations early stopping chose); without, about 10
       passes over the data, ``ceil(10 n / batch)`` clipped to [10, 200]: small data gets few iterations
       (each adds 256 features, and with the default tiny ``lam`` the number of
       blocks is what regularises: measured on breast_cancer, 200 rows, 10
@@ -67,7 +69,7 @@ def auto_settings(n_samples, *, n_iter="auto", batch_size="auto", early_stopping
       of a pass over the rows if that is longer (``ceil(0.1 n / batch)``): on large
       data a few batches move the held-out loss by less than ``tol`` while the model
       still gains (10 million rows of ``make_nonlinear_classes``: ten iterations
-      without a 0.1% gain stopped the fit at 232 of 2,442 iterations, 0.2 point below
+      without a 0.1% gain stopped the fit at 232 iterations, 0.2 point below
       the fit on a million rows); the patience of 10 is unchanged below 409,600 rows.
 
     Explicit integers (and True / False) are returned as given.
@@ -103,7 +105,7 @@ def auto_feature_budget(row_cost):
     that an iteration past the budget costs about the same whatever the data's width,
     and a pass over ``n`` rows ``O(n)``: 20,164 features for 20 dense features, 32,768
     at most (the rows' cost vanishing), 8,192 for rows of 96 values or more. The
-    data's size enters through the iterations (:func:`auto_settings`: at least one pass
+    data's size enters through the iterations (:func:`auto_settings`: at least two passes
     over the rows), the width through the features they can afford.
     """
     return int(max(MIN_FEATURES, FEATURE_WORK // (max(0, math.ceil(row_cost)) + COS_COST)))

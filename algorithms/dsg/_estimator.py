@@ -24,7 +24,7 @@ _DOC_ENTRIES = {
                                             "block updated when the checking rule says so) reuse old ones.")),
     "lam": ("float", "RKHS penalty (lam / 2) ||f||^2."),
     "n_iter": ("'auto' or int", ("Iterations (each adds or updates one block); 'auto': with early "
-                                 "stopping, the larger of 200 and one pass over the rows, else ~10 passes "
+                                 "stopping, the larger of 200 and two passes over the rows, else ~10 passes "
                                  "clipped to [10, 200].")),
     "batch_size": ("'auto' or int", "Rows drawn per iteration; 'auto': min(4096, n)."),
     "early_stopping": ("'auto' or bool", ("Stop when the held-out loss stops improving; 'auto': with "

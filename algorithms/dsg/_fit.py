@@ -121,8 +121,8 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, lam
         RKHS penalty ``(lam / 2) ||f||^2``; old blocks shrink by ``1 - step_t * lam``.
     n_iter : int or "auto", default "auto"
         Iterations; each adds or updates one block (at most ``n_iter`` blocks).
-        "auto": with early stopping, the larger of 200 and one pass over the rows
-        (``ceil(n / batch_size)``: every row is read on large data), a bound the
+        "auto": with early stopping, the larger of 200 and two passes over the rows
+        (``ceil(2 n / batch_size)``: every row can be read on large data), a bound the
         held-out loss usually ends first (a ``ConvergenceWarning`` says when it did
         not); else about 10 passes over the rows, ``ceil(10 n / batch_size)``
         clipped to [10, 200] (:func:`algorithms._boundary.fit_plan.auto_settings`).

@@ -19,8 +19,8 @@ SMALL = {"batch_size": 64, "block_size": 32, "random_state": 0}
     (100, 10, 100, False),        # small: a batch of n, 10 passes
     (9_999, 25, 4096, False),     # ceil(10 * 9999 / 4096) = 25, below HistGradientBoosting's threshold
     (10**4, 200, 4096, True),     # early stopping: the upper bound
-    (819_200, 200, 4096, True),   # 200 iterations are one pass
-    (10**7, 2442, 4096, True),    # large data: one pass over every row, ceil(10^7 / 4096)
+    (409_600, 200, 4096, True),   # 200 iterations are two passes
+    (10**7, 4883, 4096, True),    # large data: two passes over every row, ceil(2 * 10^7 / 4096)
 ])
 def test_auto_settings_rules(n, n_iter, batch, early):
     plan = auto_settings(n)
