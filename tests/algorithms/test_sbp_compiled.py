@@ -50,19 +50,20 @@ def _iterations(X, Y, dtype, *, n_iter, eta0, volume, gamma):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_every_level_matches_the_sort_based_reference(dtype, sparse):
+@pytest.mark.parametrize("kernel_gamma", [0.5, 0.02])  # 0.02: every row near 1, each basin shifts as one (a9a's "scale")
+def test_every_level_matches_the_sort_based_reference(dtype, sparse, kernel_gamma):
     X, Y = _data(600, 5, dtype, 0, sparse)
     reference = oracle("water_level_biased")
     warm_calls = 0
     for t, (C, _, scalars), (_, _, after, _, _), _, warm in _iterations(
-            X, Y, dtype, n_iter=300, eta0=0.05, volume=6.0, gamma=0.5):
+            X, Y, dtype, n_iter=300, eta0=0.05, volume=6.0, gamma=kernel_gamma):
         gamma, b = reference(C.astype(np.float64), Y.astype(np.float64), 6.0 / scalars[0], xp=np)
         # float64 sums of the same values in another order: a few ulps of the water's scale
         scale = 6.0 / scalars[0] + np.abs(C).max() * 8
         np.testing.assert_allclose(after[2], float(gamma), rtol=0, atol=16 * np.finfo(np.float64).eps * scale)
         np.testing.assert_allclose(after[3], float(b), rtol=0, atol=16 * np.finfo(np.float64).eps * scale)
         warm_calls += warm[6] == 0 and t > 1
-    assert sparse or warm_calls > 50  # many levels came from the warm band (the sparse rows tie more)
+    assert warm_calls > 200  # most levels came from the band that followed the heights
 
 
 def test_levels_equal_the_reference_exactly_where_it_is_exact():
