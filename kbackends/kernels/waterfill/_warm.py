@@ -9,20 +9,21 @@ Appendix B: the first k whose level does not reach the (k + 1)-th value) runs on
 them. The pass also proves the answer: the level must lie inside the band (water
 below it short of the volume, water at its top at least the volume); when it does
 not, the call reports a miss and the caller widens the band or runs the cold
-selection. ``delta`` adapts so the band holds about ``_BAND_TARGET`` values.
+selection.
 
 State, a float64 array of ``WARM_STATE`` entries: the surfaces of the two basins,
-their half-widths, and a validity flag (0: no previous level; the next call is
-cold). After a call the half-width of a basin becomes the distance that covers
-``_RANKS`` ranks either side of its new surface plus twice the surface's last move:
-the band follows the heights' density and the level's speed.
+their half-widths, a validity flag (0: no previous level; the next call is cold)
+and whether the last call's band answered (1) or the cold selection did (0). After a warm call the half-width of a basin
+becomes the distance that covers ``_RANKS`` ranks either side of its new surface
+plus twice the surface's last move (its error, where the caller follows the
+heights); after a cold call, one band pass around the new surfaces refits it the
+same way. The band follows the heights' density and the level's speed.
 
 A caller that knows how its heights moved since the last level (SBP: by one kernel
 row, which shifts a whole basin coherently, so the level moves by many ranks while
 the heights near it move nearly together) sums, per basin, the moves of the heights
 inside the band (:func:`warm_bands`) and hands the sums to :func:`warm_follow`: the
-band is centred on the surface plus the mean move and widened by their spread, so
-the next call's band still holds the level.
+band is centred on the surface plus the mean move, where the level nearly always is.
 """
 
 import numpy as np
@@ -31,16 +32,14 @@ from numba.extending import register_jitable
 
 from ._core import biased_level
 
-WARM_STATE = 7  # surfaces and half-widths of both basins, valid, calls left cold, the next cold stretch
+WARM_STATE = 6  # surfaces and half-widths of both basins, valid, answered
 _VALID = 4
-_COOLDOWN = 5  # after a miss, the next calls go cold straight away (a stretch doubling, to 8, per miss)
-_STRETCH = 6
+_ANSWERED = 5  # 1 after a call its band answered, 0 after a cold one
 _RANKS = 24
 _FAST = {"reassoc", "contract", "nsz", "arcp"}  # the sums below the band in any order: SIMD
-_MAX_STRETCH = 8.0
 _WIDEN = 4.0  # a miss widens the band this much for the retry
 _TRIES = 3  # then the cold selection
-_MAX_BAND_FRACTION = 16  # a band over 1/16 of the heights (and 8 _RANKS): the cold selection
+_MAX_BAND_FRACTION = 8  # a band over 1/8 of the heights (and 8 _RANKS): the cold selection
 
 
 @register_jitable
@@ -157,9 +156,8 @@ def biased_level_warm(c, y, n_pos, volume, state, band_p, band_n):
     n_neg = c.shape[0] - n_pos
     sums = np.empty(4)
     d_pos, d_neg = state[2], state[3]
-    warm = state[_VALID] != 0.0 and volume > 0.0 and state[_COOLDOWN] <= 0.0
-    state[_COOLDOWN] -= 1.0
-    if warm:
+    state[_ANSWERED] = 0.0
+    if state[_VALID] != 0.0 and volume > 0.0:
         for _ in range(_TRIES):
             m_p, m_n = _band_pass(c, y, state[0], state[1], d_pos, d_neg, band_p, band_n, sums)
             if m_p + m_n > _band_limit(c.shape[0]):  # sorting it would cost more than the cold selection
@@ -175,12 +173,10 @@ def biased_level_warm(c, y, n_pos, volume, state, band_p, band_n):
                 k = _under_count(band_n, m_n, sums[2], gamma + b)
                 state[3] = _next_width(band_n, m_n, k - int(sums[2]), gamma + b, abs(gamma + b - state[1]))
                 _remember(state, gamma, b)
-                state[_STRETCH] = 0.0
+                state[_ANSWERED] = 1.0
                 return gamma, b
             d_pos *= _WIDEN
             d_neg *= _WIDEN
-        state[_STRETCH] = min(_MAX_STRETCH, 2.0 * state[_STRETCH] + 1.0)  # the level moves fast: try again later
-        state[_COOLDOWN] = state[_STRETCH]
     gamma, b = biased_level_cold(c, y, volume)
     if state[_VALID] == 0.0:  # a first band: a small fraction of the heights' spread
         spread = 0.0
