@@ -37,6 +37,13 @@ Numba (cpu)
     ``water_level_biased`` op's answer) warm-started from the previous call's level,
     kept in ``state`` (float64, ``WARM_STATE`` entries, zeros before the first call);
     ``band_p``, ``band_n``: float64 scratch of c's length.
+:func:`warm_bands` ``(state)``, :func:`warm_follow` ``(state, n_pos, sum_pos, n_neg, sum_neg)``
+    The bands the next warm level starts from (each basin's surface and half-width),
+    and their move with the heights: per basin, the count and the sum of the moves of
+    the heights that were inside its band since the last level.
+:func:`fast_exp` ``(x)``
+    Inside an ``@njit`` loop: float64 ``exp`` to 1 ulp that LLVM vectorises (the C
+    library's is a call it cannot), for loops compiled with fast-math.
 
 Each name is imported on first use, so ``import kbackends.kernel_tools`` imports
 neither Numba-CUDA (absent on a cpu-only install) nor Numba: a cpu kernel module that
@@ -71,7 +78,8 @@ if TYPE_CHECKING:  # for readers, IDEs and type checkers; at run time each name 
     )
     from .kernels._cuda_math import HALF, INF, ONE, TWO, ZERO, cos, sincos
     from .kernels._numba_prefetch import prefetch
-    from .kernels.waterfill._warm import WARM_STATE, biased_level_warm
+    from .kernels._numba_exp import fast_exp
+    from .kernels.waterfill._warm import WARM_STATE, biased_level_warm, warm_bands, warm_follow
 
 # name -> the private module that defines it (one object: Numba's overloads of cos /
 # sincos are keyed on the function, so the re-exported name must be the same object).
@@ -83,13 +91,14 @@ _HOME = {
     "tree_sum": "kbackends.kernels._cuda_block",
     **dict.fromkeys(("cos", "sincos", "ZERO", "ONE", "TWO", "HALF", "INF"), "kbackends.kernels._cuda_math"),
     "prefetch": "kbackends.kernels._numba_prefetch",
-    **dict.fromkeys(("biased_level_warm", "WARM_STATE"), "kbackends.kernels.waterfill._warm"),
+    "fast_exp": "kbackends.kernels._numba_exp",
+    **dict.fromkeys(("biased_level_warm", "warm_bands", "warm_follow", "WARM_STATE"), "kbackends.kernels.waterfill._warm"),
 }
 
 __all__ = [
     "BLOCK_2D", "HALF", "INF", "WARM_STATE", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D", "TWO", "ZERO",
-    "biased_level_warm", "blocks_for", "chunk_rows", "contiguous", "cos", "grid_1d", "grid_2d", "launch_context", "prefetch", "row_passes",
-    "run_kernel", "sincos", "tree_sum",
+    "biased_level_warm", "blocks_for", "chunk_rows", "contiguous", "cos", "fast_exp", "grid_1d", "grid_2d", "launch_context",
+    "prefetch", "row_passes", "run_kernel", "sincos", "tree_sum", "warm_bands", "warm_follow",
 ]
 
 

@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
-from kbackends.kernel_tools import biased_level_warm
+from kbackends.kernel_tools import biased_level_warm, fast_exp, warm_bands, warm_follow
 
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
 SCALARS = 5  # s, ||w||^2, the last level gamma, its bias b, the rows the last draw was among
@@ -48,7 +48,7 @@ def _draw(C, Y, g, b, uniform):
 
 
 @njit(fastmath=_FAST, cache=True)
-def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots):
+def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots, warm):
     """``C += y w K(X, x_row)`` for CSR X (the row scattered into the dense ``S``,
     zeroed after), then ``C_bar += s_avg C``: a gather pass, then a pass that SIMD runs."""
     lo, hi = indptr[row], indptr[row + 1]
@@ -63,33 +63,58 @@ def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, 
         dots[i] = dot
     for p in range(lo, hi):
         S[indices[p]] = 0.0
-    for i in range(n):
-        if kernel_code == 0:
-            acc = w * math.exp(-gamma * max(sq_norms[i] + sq_s - 2.0 * dots[i], 0.0))
-        else:
-            acc = w * dots[i]
-        C[i] = C[i] + Y[i] * acc
-        C_bar[i] += s_avg * np.float64(C[i])
+    if kernel_code == 0:
+        for i in range(n):
+            dots[i] = w * fast_exp(-gamma * max(sq_norms[i] + sq_s - 2.0 * dots[i], 0.0))
+    else:
+        for i in range(n):
+            dots[i] = w * dots[i]
+    _add_and_follow(dots, Y, C, C_bar, s_avg, warm)
 
 
 @njit(fastmath=_FAST, cache=True)
-def _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma):
+def _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, warm):
     """``C += y w K(X, x_row)`` for dense X, then ``C_bar += s_avg C``."""
     d = X.shape[1]
     for i in range(C.shape[0]):
+        acc = 0.0
         if kernel_code == 0:
-            dist = 0.0
             for k in range(d):
                 diff = X[i, k] - X[row, k]
-                dist += diff * diff
-            acc = w * math.exp(-gamma * dist)
+                acc += diff * diff
         else:
-            dot = 0.0
             for k in range(d):
-                dot += X[i, k] * X[row, k]
-            acc = w * dot
-        C[i] = C[i] + Y[i] * acc
+                acc += X[i, k] * X[row, k]
+        dots[i] = acc
+    if kernel_code == 0:
+        for i in range(C.shape[0]):
+            dots[i] = w * fast_exp(-gamma * dots[i])
+    else:
+        for i in range(C.shape[0]):
+            dots[i] = w * dots[i]
+    _add_and_follow(dots, Y, C, C_bar, s_avg, warm)
+
+
+@njit(fastmath=_FAST, cache=True)
+def _add_and_follow(acc, Y, C, C_bar, s_avg, warm):
+    """``C += y acc``, ``C_bar += s_avg C``, and the warm level's bands moved with the
+    heights (``warm_follow``: the moves of the heights inside each basin's band)."""
+    t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
+    n_p = s_p = n_n = s_n = 0.0
+    for i in range(C.shape[0]):
+        c_old = C[i]
+        C[i] = c_old + Y[i] * acc[i]
         C_bar[i] += s_avg * np.float64(C[i])
+        move = np.float64(C[i]) - np.float64(c_old)
+        pos = Y[i] > 0
+        inside = abs(np.float64(c_old) - (t_pos if pos else t_neg)) <= (d_pos if pos else d_neg)
+        m_p = 1.0 if inside and pos else 0.0
+        m_n = 1.0 if inside and not pos else 0.0
+        n_p += m_p
+        s_p += m_p * move
+        n_n += m_n
+        s_n += m_n * move
+    warm_follow(warm, n_p, s_p, n_n, s_n)
 
 
 @njit(cache=True)
@@ -136,17 +161,17 @@ def _run_sparse(data, indices, indptr, sq_norms, Y, C, C_bar, quad_self, uniform
     for t in range(t0 + 1, t1 + 1):
         row, w, s_avg = _step(C, Y, quad_self, uniforms[t - t0 - 1], scalars, idx_log, s_log, warm, band_p, band_n,
                               t, eta0, volume, n_pos)
-        _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots)
+        _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots, warm)
         _renormalise(C, scalars, s_avg, renormalise_below, warm)
 
 
 @njit(cache=True)
-def _run_dense(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, t0, t1, eta0,
-               volume, n_pos, kernel_code, gamma, renormalise_below):
+def _run_dense(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, dots, t0, t1,
+               eta0, volume, n_pos, kernel_code, gamma, renormalise_below):
     for t in range(t0 + 1, t1 + 1):
         row, w, s_avg = _step(C, Y, quad_self, uniforms[t - t0 - 1], scalars, idx_log, s_log, warm, band_p, band_n,
                               t, eta0, volume, n_pos)
-        _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma)
+        _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, warm)
         _renormalise(C, scalars, s_avg, renormalise_below, warm)
 
 
@@ -180,5 +205,5 @@ def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, 
                     warm, band_p, band_n, S, dots, t0, t1, eta0, volume, n_pos, kernel_code, gamma,
                     renormalise_below)
     else:
-        _run_dense(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, t0, t1, eta0,
-                   volume, n_pos, kernel_code, gamma, renormalise_below)
+        _run_dense(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, np.empty(n), t0,
+                   t1, eta0, volume, n_pos, kernel_code, gamma, renormalise_below)

@@ -9,62 +9,78 @@ Appendix B: the first k whose level does not reach the (k + 1)-th value) runs on
 them. The pass also proves the answer: the level must lie inside the band (water
 below it short of the volume, water at its top at least the volume); when it does
 not, the call reports a miss and the caller widens the band or runs the cold
-selection. ``delta`` adapts so the band holds about ``_BAND_TARGET`` values.
+selection.
 
 State, a float64 array of ``WARM_STATE`` entries: the surfaces of the two basins,
-their half-widths, and a validity flag (0: no previous level; the next call is
-cold). After a call the half-width of a basin becomes the distance that covers
-``_RANKS`` ranks either side of its new surface plus twice the surface's last move:
-the band follows the heights' density and the level's speed.
+their half-widths, a validity flag (0: no previous level; the next call is cold)
+and whether the last call's band answered (1) or the cold selection did (0). After a warm call the half-width of a basin
+becomes the distance that covers ``_RANKS`` ranks either side of its new surface
+plus twice the surface's last move (its error, where the caller follows the
+heights); after a cold call, one band pass around the new surfaces refits it the
+same way. The band follows the heights' density and the level's speed.
+
+A caller that knows how its heights moved since the last level (SBP: by one kernel
+row, which shifts a whole basin coherently, so the level moves by many ranks while
+the heights near it move nearly together) sums, per basin, the moves of the heights
+inside the band (:func:`warm_bands`) and hands the sums to :func:`warm_follow`: the
+band is centred on the surface plus the mean move, where the level nearly always is.
 """
 
 import numpy as np
+from numba import njit
 from numba.extending import register_jitable
 
 from ._core import biased_level
 
-WARM_STATE = 7  # surfaces and half-widths of both basins, valid, calls left cold, the next cold stretch
+WARM_STATE = 6  # surfaces and half-widths of both basins, valid, answered
 _VALID = 4
-_COOLDOWN = 5  # after a miss, the next calls go cold straight away (a stretch doubling, to 64, per miss)
-_STRETCH = 6
+_ANSWERED = 5  # 1 after a call its band answered, 0 after a cold one
 _RANKS = 24
+_FAST = {"reassoc", "contract", "nsz", "arcp"}  # the sums below the band in any order: SIMD
 _WIDEN = 4.0  # a miss widens the band this much for the retry
 _TRIES = 3  # then the cold selection
-_MAX_BAND_FRACTION = 16  # a band over 1/16 of the heights: the cold selection
+_MAX_BAND_FRACTION = 8  # a band over 1/8 of the heights (and 8 _RANKS): the cold selection
 
 
 @register_jitable
 def _band_pass(c, y, t_pos, t_neg, d_pos, d_neg, band_p, band_n, sums):
-    """One pass: counts and sums below each basin's band (into ``sums``: n_p, s_p,
-    n_n, s_n) and the band's values copied; returns the band sizes."""
-    n_p = 0
-    s_p = 0.0
-    n_n = 0
-    s_n = 0.0
+    """Counts and sums below each basin's band (into ``sums``: n_p, s_p, n_n, s_n) and
+    the band's values copied; returns the band sizes. No branch on the values: the
+    labels and the heights come in no order a branch predictor could learn."""
+    lo_p, hi_p, lo_n, hi_n = t_pos - d_pos, t_pos + d_pos, t_neg - d_neg, t_neg + d_neg
+    _below_sums(c, y, lo_p, lo_n, sums)
     m_p = 0
     m_n = 0
-    lo_p, hi_p, lo_n, hi_n = t_pos - d_pos, t_pos + d_pos, t_neg - d_neg, t_neg + d_neg
+    for i in range(c.shape[0]):  # every value stored, the band's count advanced where it belongs
+        v = np.float64(c[i])
+        pos = y[i] > 0
+        band_p[m_p] = v
+        m_p += pos & (v >= lo_p) & (v <= hi_p)
+        band_n[m_n] = v
+        m_n += (not pos) & (v >= lo_n) & (v <= hi_n)
+    return m_p, m_n
+
+
+@njit(fastmath=_FAST)
+def _below_sums(c, y, lo_p, lo_n, sums):
+    """The counts and sums of each basin's values below its band (a pass SIMD runs)."""
+    n_p = 0.0
+    s_p = 0.0
+    n_n = 0.0
+    s_n = 0.0
     for i in range(c.shape[0]):
         v = np.float64(c[i])
-        if y[i] > 0:
-            if v < lo_p:
-                n_p += 1
-                s_p += v
-            elif v <= hi_p:
-                band_p[m_p] = v
-                m_p += 1
-        else:
-            if v < lo_n:
-                n_n += 1
-                s_n += v
-            elif v <= hi_n:
-                band_n[m_n] = v
-                m_n += 1
+        pos = y[i] > 0
+        below_p = 1.0 if pos & (v < lo_p) else 0.0
+        below_n = 1.0 if (not pos) & (v < lo_n) else 0.0
+        n_p += below_p
+        s_p += v * below_p
+        n_n += below_n
+        s_n += v * below_n
     sums[0] = n_p
     sums[1] = s_p
     sums[2] = n_n
     sums[3] = s_n
-    return m_p, m_n
 
 
 @register_jitable
@@ -135,17 +151,16 @@ def biased_level_warm(c, y, n_pos, volume, state, band_p, band_n):
     ``band_p``, ``band_n``: float64 scratch of c's length; ``n_pos``: the positives'
     count. The cold selection (:func:`biased_level_cold`) runs when there is no
     previous level, the volume is 0 or the band misses ``_TRIES`` times (or grows past ``1 / _MAX_BAND_FRACTION`` of
-    the heights).
+    the heights and ``8 _RANKS`` values).
     """
     n_neg = c.shape[0] - n_pos
     sums = np.empty(4)
     d_pos, d_neg = state[2], state[3]
-    warm = state[_VALID] != 0.0 and volume > 0.0 and state[_COOLDOWN] <= 0.0
-    state[_COOLDOWN] -= 1.0
-    if warm:
+    state[_ANSWERED] = 0.0
+    if state[_VALID] != 0.0 and volume > 0.0:
         for _ in range(_TRIES):
             m_p, m_n = _band_pass(c, y, state[0], state[1], d_pos, d_neg, band_p, band_n, sums)
-            if m_p + m_n > c.shape[0] // _MAX_BAND_FRACTION:  # sorting it would cost more than the cold selection
+            if m_p + m_n > _band_limit(c.shape[0]):  # sorting it would cost more than the cold selection
                 d_pos /= _WIDEN
                 d_neg /= _WIDEN
                 break
@@ -158,21 +173,63 @@ def biased_level_warm(c, y, n_pos, volume, state, band_p, band_n):
                 k = _under_count(band_n, m_n, sums[2], gamma + b)
                 state[3] = _next_width(band_n, m_n, k - int(sums[2]), gamma + b, abs(gamma + b - state[1]))
                 _remember(state, gamma, b)
-                state[_STRETCH] = 0.0
+                state[_ANSWERED] = 1.0
                 return gamma, b
             d_pos *= _WIDEN
             d_neg *= _WIDEN
-        state[_STRETCH] = min(64.0, 2.0 * state[_STRETCH] + 1.0)  # the level moves fast: try again later
-        state[_COOLDOWN] = state[_STRETCH]
     gamma, b = biased_level_cold(c, y, volume)
     if state[_VALID] == 0.0:  # a first band: a small fraction of the heights' spread
         spread = 0.0
         for i in range(c.shape[0]):
             spread = max(spread, abs(np.float64(c[i]) - (gamma - b * y[i])))
         d_pos = d_neg = max(spread, 1e-300) * 1e-3
-    state[2], state[3] = d_pos, d_neg
     _remember(state, gamma, b)
+    m_p, m_n = _band_pass(c, y, state[0], state[1], d_pos, d_neg, band_p, band_n, sums)  # the bands around it
+    state[2] = _refit(band_p, m_p, sums[0], n_pos, state[0], d_pos, c.shape[0])
+    state[3] = _refit(band_n, m_n, sums[2], n_neg, state[1], d_neg, c.shape[0])
     return gamma, b
+
+
+@register_jitable
+def _band_limit(n):
+    """The most values a band may hold (both basins) before the cold selection is cheaper."""
+    return max(n // _MAX_BAND_FRACTION, 8 * _RANKS)
+
+
+@register_jitable
+def _refit(band, m, below, total, surface, width, n):
+    """After a cold level: the half-width covering ``_RANKS`` ranks either side of the
+    basin's surface, from its band of half-width ``width`` (``below`` values under it,
+    ``m`` in it, ``total`` in the basin); a band too wide to sort shrinks, one that
+    holds too few ranks grows."""
+    if m > _band_limit(n):
+        return width / _WIDEN
+    band[:m].sort()
+    j = _under_count(band, m, below, surface) - int(below)
+    low_covered = j >= _RANKS or below == 0
+    high_covered = m - j > _RANKS or below + m == total
+    if not (low_covered and high_covered):
+        return width * _WIDEN
+    return _next_width(band, m, j, surface, 0.0)
+
+
+@register_jitable
+def warm_bands(state):
+    """The bands the next call starts from, ``(t_pos, d_pos, t_neg, d_neg)``: each
+    basin's surface and half-width (meaningless before a first level)."""
+    return state[0], state[2], state[1], state[3]
+
+
+@register_jitable
+def warm_follow(state, n_pos, sum_pos, n_neg, sum_neg):
+    """Moves the bands with the heights: per basin, the count of heights that were
+    inside its band (:func:`warm_bands`) and the sum of their moves. Each surface moves
+    by the mean move (a basin with no height in its band keeps its band); the
+    half-widths stay, as they hold twice the last prediction's error."""
+    if n_pos > 0:
+        state[0] += sum_pos / n_pos
+    if n_neg > 0:
+        state[1] += sum_neg / n_neg
 
 
 @register_jitable
