@@ -78,12 +78,9 @@ def test_levels_equal_the_reference_exactly_where_it_is_exact():
         return biased_level_warm(c, y, n_pos, volume, state, band_p, band_n)
 
     rng = np.random.default_rng(3)
-    n = 2000
-    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
-    c = rng.integers(-4096, 4096, n) / 1024.0
-    state, band_p, band_n = np.zeros(WARM_STATE), np.empty(n), np.empty(n)
+    y, c, n_pos, state, band_p, band_n = _dyadic_heights(rng, 2000, 0.4, 4096)
+    n = y.size
     reference = oracle("water_level_biased")
-    n_pos = int(np.sum(y > 0))
     for _ in range(200):
         c = c + rng.integers(-8, 9, n) / 1024.0  # a small move of every height
         got = level(c, y, n_pos, 37.5, state, band_p, band_n)
@@ -114,12 +111,9 @@ def test_followed_levels_equal_the_reference_exactly_under_coherent_shifts():
     kernel row shifts it), on a dyadic grid where every sum is exact: the band that
     followed the heights answers nearly every call, to the bit of the reference."""
     rng = np.random.default_rng(4)
-    n = 4000
-    y = np.where(rng.random(n) < 0.3, 1.0, -1.0)
-    c = rng.integers(-8192, 8192, n) / 1024.0
-    state, band_p, band_n = np.zeros(WARM_STATE), np.empty(n), np.empty(n)
+    y, c, n_pos, state, band_p, band_n = _dyadic_heights(rng, 4000, 0.3, 8192)
+    n = y.size
     reference = oracle("water_level_biased")
-    n_pos = int(np.sum(y > 0))
     answered = 0
     for _ in range(200):
         shift = rng.choice([-1.0, 1.0]) * rng.integers(1024, 3072) / 1024.0  # 250-750 ranks: past any band
@@ -155,3 +149,11 @@ def test_each_iteration_equals_the_array_steps(dtype, sparse):
         tol = 64 * np.finfo(dtype).eps
         np.testing.assert_allclose(C1, c, rtol=tol, atol=tol)
         np.testing.assert_allclose(C_bar1, c_bar, rtol=1e-6, atol=1e-6 * t)
+
+
+def _dyadic_heights(rng, n, positive, span):
+    """Labels (a ``positive`` share of +1), heights on a grid of 1/1024 in [-span, span) / 1024
+    (every sum exact in float64), the positives' count and an empty warm state with its bands."""
+    y = np.where(rng.random(n) < positive, 1.0, -1.0)
+    c = rng.integers(-span, span, n) / 1024.0
+    return y, c, int(np.sum(y > 0)), np.zeros(WARM_STATE), np.empty(n), np.empty(n)
