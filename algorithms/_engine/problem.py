@@ -9,6 +9,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
+from kbackends import array_namespace
+
 from .loop import check_result, run
 from .state import EngineResult, EngineSettings
 
@@ -54,9 +56,12 @@ class Problem:
 
 def unshift(result, shift):
     """``result`` in the targets' own units: ``f * scale + mean`` (the coefficients scaled,
-    the mean added to the intercept); ``shift`` None: ``result`` itself."""
+    the mean added to the intercept); ``shift`` None: ``result`` itself. The intercept is
+    kept in float64: in float32 a mean of 1e7 would round it to whole units (its ulp), a
+    bias on every prediction (the model adds it in float64, :meth:`RFFModel.raw_decision`)."""
     if shift is None:
         return result
     mean, scale = shift
-    return dataclasses.replace(result, coef=result.coef * scale, intercept=result.intercept * scale + mean)
-
+    xp = array_namespace(result.intercept)
+    intercept = xp.astype(result.intercept, xp.float64) * scale + mean
+    return dataclasses.replace(result, coef=result.coef * scale, intercept=intercept)

@@ -119,7 +119,10 @@ class RFFModel(Predictor, _ModelIO, _ModelFields):
             n_blocks=self.n_blocks, n_dims=self.n_features_in, kernel=self.kernel, gamma=self.gamma,
             features=self.features,
         )
-        return f + xp.astype(model.intercept, X.dtype)
+        intercept = model.intercept
+        if intercept.dtype == xp.float64 and X.dtype != xp.float64:  # a regression's mean: added in float64
+            return xp.astype(f, xp.float64) + intercept
+        return f + xp.astype(intercept, X.dtype)
 
 
 @_register
