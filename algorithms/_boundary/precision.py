@@ -21,11 +21,12 @@ Three things float32 can lose, each measured in one chunked pass over X
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from kbackends import to_numpy
+
+from .warn import warn_user
 
 SCAN_ROWS = 65536  # rows per chunk of the scan and the centred cast (65,536 x 20 float64: 10 MB)
 _FLOAT32_RANGE = (1e-30, 1e30)  # |X| (non-zero) well inside float32's normal range
@@ -123,7 +124,7 @@ def _as(X, xp, dtype):
 
 
 def _warn(msg):
-    warnings.warn(msg, UserWarning, stacklevel=4)
+    warn_user(msg)
 
 
 def compute_array(X, bk, dtype, *, expansion=None):

@@ -33,10 +33,6 @@ Polyak averaging of the iterates is optional and costs O(1) per event (see
 
 from __future__ import annotations
 
-import os
-import sys
-import warnings
-
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
@@ -44,6 +40,7 @@ from kbackends import ops, sync_free, to_host_async
 from kbackends.random import omega_block
 
 from .._boundary.finite import check_finite_fit
+from .._boundary.warn import warn_user
 from .._boundary.sparse import batch_rows
 from .blocks import evaluate_blocks, grow
 from .draws import AHEAD, BatchIndices
@@ -126,20 +123,7 @@ def _warn_not_converged(n_iter):
     """scikit-learn's ConvergenceWarning: the iterations ran out while the held-out loss still improved."""
     msg = (f"the fit ran its {n_iter} iterations (`n_iter`) before early stopping ended it: the held-out loss was "
            "still improving; raise `n_iter` for a better model")
-    warnings.warn(msg, ConvergenceWarning, stacklevel=_caller_level())
-
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _caller_level():
-    """The ``stacklevel`` of the first frame outside this package, seen from the function
-    that calls ``warnings.warn``: the warning names the user's line, whichever entry
-    (function, estimator, search) led here."""
-    frame, level = sys._getframe(2), 2  # the caller of the warning function: stacklevel 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
+    warn_user(msg, ConvergenceWarning)
 
 
 class _Iteration:

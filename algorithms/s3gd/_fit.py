@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -18,6 +17,7 @@ from .._boundary.fit_plan import check_class_weight, class_row_weights, jsonable
 from .._models.model import LinearModel
 from .._boundary.params import Param, ParamTable, common, common_tail, either, integer, none, options, real
 from .._boundary.sparse import is_sparse
+from .._boundary.warn import warn_user
 from .._boundary.validation import (
     check_class_weights, check_n_features, check_X, check_y_length, encode_classes, encode_known_classes,
     seed_from,
@@ -257,7 +257,7 @@ def _warn_capped(capped, max_epochs, tol):
         msg = (f"S3GD: max_epochs={max_epochs:g} ended {which} before the objective's decrease per epoch fell "
                f"below tol={tol:g}; the returned weights may be far from the optimum. Raise max_epochs, or "
                "standardise X.")
-        warnings.warn(msg, ConvergenceWarning, stacklevel=4)
+        warn_user(msg, ConvergenceWarning)
 
 
 def _linear_model(coefs, params, X, bk, classes, method):

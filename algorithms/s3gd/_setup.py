@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 
 import numpy as np
 
@@ -14,6 +13,7 @@ from kbackends import ops, to_numpy
 
 from .._boundary.fit_plan import check_sample_weight
 from .._boundary.sparse import is_sparse, take_rows
+from .._boundary.warn import warn_user
 
 # Upper bound of psi''(u) of each loss (logistic 1/4, squared hinge 1, smoothed hinge beta/4).
 CURVATURE = {"logistic": lambda beta: 0.25, "squared_hinge": lambda beta: 1.0, "smooth_hinge": lambda beta: beta / 4}
@@ -158,7 +158,7 @@ def warn_scale(rms):
     msg = (f"S3GD: the largest column RMS of X is {largest:.3g}, {against}: the step suits the largest scale "
            "and moves the others slowly, so the fit may stop far from the optimum. Standardise X "
            "(sklearn.preprocessing.StandardScaler; MaxAbsScaler for sparse X).")
-    warnings.warn(msg, UserWarning, stacklevel=4)
+    warn_user(msg)
 
 
 def sample_weights_or_ones(sample_weight, n):

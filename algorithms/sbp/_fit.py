@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from .._boundary.fit_plan import check_class_weight, check_sample_weight, class_
 from ._defaults import AUTO_ITER_MIN, AUTO_ITER_PER_ROOT, sbp_defaults
 from ._loop import run
 from .._boundary.sparse import take_rows
+from .._boundary.warn import warn_user
 from ._svm_nu import nu_from_svm  # noqa: F401 (public here: sbp.nu_from_svm)
 from .._engine.threads import single_threaded_blas
 from .._boundary.params import (
@@ -162,8 +162,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
         if np.all(weights == weights[0]):
             weights = None  # equal weights: the unweighted fit, exactly
     if batch_size > n:  # a batch x batch block per iteration for no more points than n
-        warnings.warn(f"`batch_size`={batch_size} is more than the {n} rows: clipped to {n}", UserWarning,
-                      stacklevel=3)
+        warn_user(f"`batch_size`={batch_size} is more than the {n} rows: clipped to {n}")
         batch_size = n
     seed = seed_from(random_state)
     if classes.size == 2:
@@ -184,7 +183,7 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
     if np.any(levels <= 0):
         msg = (f"the water level of the averaged responses is <= 0 for {int(np.sum(levels <= 0))} output(s): "
                "`nu` is too small for these data (or `n_iter` too short); the model keeps the unscaled expansion")
-        warnings.warn(msg, RuntimeWarning, stacklevel=2)
+        warn_user(msg, RuntimeWarning)
     safe = np.where(levels > 0, levels, 1.0)
     coef = (alpha_bar[:, support] * targets[:, support] / safe[:, None]).T
     intercept = biases / safe

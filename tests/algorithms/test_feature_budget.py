@@ -167,3 +167,15 @@ def test_large_splits_draw_the_held_out_rows_directly(monkeypatch):
     assert np.sum(labels[held]) == 600  # stratified: the classes' shares exactly
     again = fit_plan.validation_rows(20_000, 0.1, 7, labels)[1]
     assert np.array_equal(held, again) and not np.array_equal(held, fit_plan.validation_rows(20_000, 0.1, 8, labels)[1])
+
+
+def test_warnings_name_the_users_line(data):
+    X, y = data
+    from algorithms import DSGClassifier, S3GDClassifier
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        DSGClassifier(n_iter=3, early_stopping=True, random_state=0).fit(X, y)
+        dsg.fit(X, y, n_iter=3, early_stopping=True, random_state=0)
+        S3GDClassifier(max_epochs=1, random_state=0).fit(X, y)
+    assert len(seen) == 3 and {w.filename for w in seen} == {__file__}
