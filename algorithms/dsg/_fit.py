@@ -16,7 +16,8 @@ from .._boundary.params import (
     Constraint, Param, ParamTable, common, common_tail, either, integer, options, real,
 )
 from .._boundary.fit_plan import (
-    auto_settings, budget_blocks, check_class_weight, check_sample_weight, class_row_weights, jsonable_weights, validation_rows,
+    auto_settings, budget_blocks, check_class_weight, check_sample_weight, class_row_weights, jsonable_weights,
+    validation_rows,
 )
 from .._boundary.sparse import take_rows
 from . import _distributed
@@ -162,8 +163,8 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, lam
     average : bool, default False
         Return the Polyak average of the iterates instead of the last one.
     feature_budget : "auto", int or None, default "auto"
-        At most this many random features (rounded down to whole blocks, at least
-        one): once the model holds them, each iteration updates an old block instead
+        At most this many random features (rounded up to whole blocks): once the
+        model holds them, each iteration updates an old block instead
         of adding one (UDSG's uniform choice for "dsg" and "udsg", the checking rule
         for "cdsg"), so an iteration's cost stops growing and a pass over the data
         costs O(n). "auto": about a million multiply-adds a row,
@@ -206,13 +207,19 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, lam
             raise ValueError(msg)
         X = distributed.row_chunked(X, "X")  # chunk sizes known before the plan reads n
         plan = auto_settings(X.shape[0], n_iter=n_iter, batch_size=batch_size, early_stopping=False)
-        rounds = plan.n_iter
-        if n_iter == "auto":  # at least one pass: every worker draws a batch an iteration
-            rounds = max(rounds, math.ceil(X.shape[0] / (plan.batch_size * distributed.n_workers())))
-        arguments = {**locals(), "n_iter": rounds, "batch_size": plan.batch_size, "early_stopping": False}
-        del arguments["sample_weight"], arguments["plan"], arguments["rounds"]
+        arguments = {**locals(), "n_iter": _cluster_iterations(n_iter, plan, X.shape[0]),
+                     "batch_size": plan.batch_size, "early_stopping": False}
+        del arguments["sample_weight"], arguments["plan"]
         return distributed.fit(DISTRIBUTED, **arguments)
     return _build(**locals()).solve()
+
+
+def _cluster_iterations(n_iter, plan, n_rows):
+    """The iterations of a dask fit: ``plan``'s, and with ``n_iter="auto"`` at least one pass
+    over the rows, every worker drawing a batch an iteration."""
+    if n_iter != "auto":
+        return plan.n_iter
+    return max(plan.n_iter, math.ceil(n_rows / (plan.batch_size * distributed.n_workers())))
 
 
 def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, lam, n_iter, batch_size, early_stopping,
@@ -258,7 +265,8 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, 
         "early_stopping": plan.early_stopping, "validation_fraction": validation_fraction,
         "n_iter_no_change": plan.n_iter_no_change, "tol": tol, "step": step, "schedule": schedule,
         "precondition": precondition,
-        "average": bool(average), "feature_budget": feature_budget, "udsg_pattern": list(udsg_pattern), "fit_intercept": bool(fit_intercept),
+        "average": bool(average), "feature_budget": feature_budget, "udsg_pattern": list(udsg_pattern),
+        "fit_intercept": bool(fit_intercept),
         "class_weight": jsonable_weights(class_weight),
     }
 
