@@ -80,7 +80,7 @@ class ProgressBar:
         """Estimate the rate (and the time left) from the steps after this one only:
         called once the first step, which compiles the kernels, is done."""
         if self.bar is not None:  # tqdm's rate is (n - initial) / (now - start_t) with smoothing 0
-            now = self.bar._time()
+            now = time.time()  # tqdm's clock (its _time is time.time)
             self.bar.initial, self.bar.start_t = self.bar.n, now
             self.bar.last_print_t = max(self.bar.last_print_t, now)  # tqdm's close shows bars printed since start_t
 
