@@ -76,3 +76,32 @@ def test_the_ridge_is_the_mean_feature_variance_and_spares_the_intercept(gpu):
     mean = diag[:F].mean()
     np.testing.assert_allclose(to_numpy(got[0])[:, 0], -1.0 / (diag[:F] + 0.5 * mean), rtol=1e-14)
     np.testing.assert_allclose(to_numpy(got[1]), [-1.0 / diag[F]], rtol=1e-14)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_the_cupy_solve_keeps_cusolvers_contract(monkeypatch, k):
+    """cupyx.lapack.gesv returns nothing: it overwrites ``b`` (which must be Fortran-ordered)
+    with the solution. The device path of ``_solve_in_place`` must read the solution from
+    there, with one column or several (checked here with a stand-in of that contract)."""
+    import sys
+    import types
+
+    from kbackends.kernels.gauss_newton import _cuda
+
+    def gesv(a, b):
+        if not b.flags.f_contiguous:
+            raise ValueError("b must be F-contiguous.")
+        b[...] = np.linalg.solve(a, b)  # returns None, as cuSOLVER's wrapper does
+
+    lapack = types.ModuleType("cupyx.lapack")
+    lapack.gesv = gesv
+    cupyx = types.ModuleType("cupyx")
+    cupyx.lapack = lapack
+    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
+    monkeypatch.setitem(sys.modules, "cupyx.lapack", lapack)
+    monkeypatch.setattr(_cuda, "is_cupy_namespace", lambda xp: True)
+    rng = np.random.default_rng(k)
+    a = rng.standard_normal((6, 6)) + 6 * np.eye(6)
+    b = np.ascontiguousarray(rng.standard_normal((6, k)))
+    got = _cuda._solve_in_place(a.copy(), b.copy(), np)
+    np.testing.assert_allclose(got, np.linalg.solve(a, b), rtol=1e-12)

@@ -149,13 +149,17 @@ def gn_system(phi, g, cov, rhs, *, xp, weight, fit_intercept):
 
 def _solve_in_place(cov, rhs, xp):
     """``cov^-1 rhs``. On CuPy, cuSOLVER's getrf / getrs through ``cupyx.lapack.gesv``,
-    which factors a C-ordered ``cov`` as it lies (getrs on the transpose) and solves
-    into ``rhs`` (a single column: no copy): ``xp.linalg.solve`` would first copy both
-    into Fortran order, two launches more. Both arrays are the step's scratch."""
+    which factors a C-ordered ``cov`` as it lies (getrs on the transpose) and overwrites
+    ``rhs`` with the solution (it returns nothing); ``rhs`` must be Fortran-ordered, as a
+    single column is (several outputs: one copy). ``xp.linalg.solve`` would first copy
+    both into Fortran order, two launches more. Both arrays are the step's scratch."""
     if is_cupy_namespace(xp):
         from cupyx import lapack
 
-        return lapack.gesv(cov, rhs)
+        if not rhs.flags.f_contiguous:
+            rhs = xp.asfortranarray(rhs)
+        lapack.gesv(cov, rhs)
+        return rhs
     return xp.linalg.solve(cov, rhs)  # the simulator's NumPy
 
 
