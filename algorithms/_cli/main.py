@@ -1,4 +1,4 @@
-"""Command line: ``python -m algorithms train | predict | demo | bench | gpu-report``.
+"""Command line: ``python -m algorithms train | predict | demo | bench | gpu-report | gpu-check``.
 
 train    fit a model on a LIBSVM/svmlight or CSV/TSV file (plain, .gz, .bz2 or
          .xz) with any of the algorithms (--algo) and write it to a model file;
@@ -10,8 +10,9 @@ demo     train on a real dataset (ijcnn1 from ../shared/data, or --data DIR;
          to scikit-learn's SVC on the same split;
 bench    every algorithm next to scikit-learn peers on the real datasets:
          a Markdown table and PNG plots (--quick: a few minutes);
-gpu-report  the cuda tests, ops against the roofline, fits against the cpu engine.
-bench and gpu-report are tools of algorithms.bench: pip install "kbackends[bench]".
+gpu-report  the cuda tests, ops against the roofline, fits against the cpu engine;
+gpu-check   the GPU check in five minutes, every step under its own time limit.
+bench, gpu-report and gpu-check are tools of algorithms.bench: pip install "kbackends[bench]".
 
 Training data per --algo:
   dsg, udsg, cdsg, sbp, s3gd  every row labelled (--loss squared: dsg regression);
@@ -355,7 +356,7 @@ def build_parser(prog="python -m algorithms"):
                         help="show the traceback of an error, before or after the subcommand (also: environment "
                              "ALGORITHMS_DEBUG=1)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,predict,demo,bench,gpu-report}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,predict,demo,bench,gpu-report,gpu-check}")
     backends = ("auto", *registered_backends())
 
     train = sub.add_parser("train", help="fit a model on a data file",

@@ -41,6 +41,19 @@ def cmd_gpu_report(args):
     return 0
 
 
+def cmd_gpu_check(args):
+    """``gpu-check``: the GPU check in five minutes (algorithms.bench.gpu_report.check)."""
+    from algorithms.bench.gpu_report import check  # the tools load when their command runs
+
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = [s for s in only if s not in check.STEPS]
+    if unknown:
+        raise UsageError(f"--only: unknown step(s) {', '.join(map(repr, unknown))} (known: {', '.join(check.STEPS)})")
+    check.run(args.out, backend=args.backend, small=args.small, data=args.data, max_seconds=args.max_seconds,
+              only=only)
+    return 0
+
+
 def add_tool_commands(sub, backends):
     """The subcommands demo, bench and gpu-report, added to ``sub`` (the parser's
     subparsers); ``backends`` are the choices of their --backend."""
@@ -81,3 +94,16 @@ def add_tool_commands(sub, backends):
     gpu.add_argument("--skip", action="append", default=[],
                      help="an op or fit to leave out (e.g. rff_features, sbp-a9a, dsg-synthetic:cpu); repeatable")
     gpu.set_defaults(func=cmd_gpu_report)
+
+    quick = sub.add_parser("gpu-check", help="the GPU check in five minutes: versions, gate, fits, probe, ops, scale",
+                           description="The GPU check, every step under its own time limit, into DIR/check.md "
+                           "(algorithms.bench.gpu_report.check).")
+    quick.add_argument("--out", required=True, help="folder for check.md, check.json and tests.log")
+    quick.add_argument("--backend", default="cuda", help="cuda (a GPU) or cudasim (the simulator, for a dry run)")
+    quick.add_argument("--small", action="store_true", help="tiny sizes: a dry run")
+    quick.add_argument("--data", help="data folder (default: $KBACKENDS_DATA or ../shared/data)")
+    quick.add_argument("--max-seconds", type=float, default=300.0,
+                       help="the whole check's budget; a step gets what is left of it at most (default 300)")
+    quick.add_argument("--only", default="env,gate,fits,probe,scale,ops,sweep,asv",
+                       help="comma-separated steps, run in the check's own order (default: all)")
+    quick.set_defaults(func=cmd_gpu_check)

@@ -82,3 +82,23 @@ def median_seconds(bk, fn, repeat):
         bk.synchronize()
         times.append(time.perf_counter() - start)
     return float(np.median(times))
+
+
+def pool_reset(bk):
+    """Empty CuPy's memory pool (device backends), so that what it holds after a run is the
+    run's high-water mark: the pool keeps every block it allocated until emptied."""
+    if bk.name == "cuda":
+        import cupy
+
+        bk.synchronize()
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+def pool_mb(bk):
+    """MiB CuPy's memory pool holds (after :func:`pool_reset` and a run: its high-water
+    mark); None off the device."""
+    if bk.name != "cuda":
+        return None
+    import cupy
+
+    return cupy.get_default_memory_pool().total_bytes() / 2**20

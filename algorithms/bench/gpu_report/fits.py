@@ -25,6 +25,7 @@ from kbackends.ops import is_sparse
 
 from .._optional import require
 from ..tsgs3vm import split as s3vm_split
+from .device import pool_mb, pool_reset
 
 
 def _subsample(rng, rows, *arrays):
@@ -263,6 +264,7 @@ def run_fits(bk, cpu, sizes, data, skip, rows, budget, profile=None):
             if f"{key}:{label}" in skip or not budget():
                 continue
             counts = launch_counts()
+            pool_reset(backend)
             try:
                 with launch_settings(fast=False if label == "device_numba" else None):
                     row[f"{label}_s"], row[f"{label}_acc"] = _timed_fit(backend, fit, predict, Xt, yt,
@@ -273,6 +275,7 @@ def run_fits(bk, cpu, sizes, data, skip, rows, budget, profile=None):
             if label == "device":  # which path the fit's launches took (warm-up and prediction included)
                 after = launch_counts()
                 row["launches"] = {k: after[k] - counts[k] for k in counts}
+                row["device_pool_mb"] = pool_mb(backend)  # the pool's high-water mark (warm-up, fit, prediction)
         if "device_s" in row and "cpu_s" in row:
             row["speedup_vs_cpu"] = row["cpu_s"] / row["device_s"]
         if profile is not None and "device_s" in row and budget():

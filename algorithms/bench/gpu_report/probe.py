@@ -1,0 +1,209 @@
+"""The GPU check's probe: what one launch costs the host, what the preconditioner's
+257 x 257 solve costs, and what one DSG iteration costs the host against the device.
+
+Three measurements, each a dict of plain figures (CuPy only: the simulator has no
+device clock, and returns ``{"skipped": why}``):
+
+- ``launch``: host microseconds of one launch of a one-thread-a-value kernel through
+  kbackends' cuda.core path, through Numba's own launch, and of one CuPy element-wise
+  op (2,000 each, synchronised once at the end: the host's enqueue rate);
+- ``solve``: the float64 (F + 1) x (F + 1) system of the preconditioned step (F = 256)
+  by getrf + getrs (``cupyx.lapack.gesv``, the engine's), Cholesky (``cupyx.lapack.posv``),
+  and batched over K = 64 systems (``posv`` of the stack: potrfBatched + potrsBatched;
+  ``cupy.linalg.solve``'s batched LU): microseconds a system, host time of the calls and
+  wall time with the device synchronised at the end of the loop;
+- ``iteration``: the engine's preconditioned DSG iteration as its ops (cache_batch,
+  loss_derivative, rff_features, gn_system, gn_solve, block_update, rff_predict_add)
+  run eagerly, and the same sequence captured once as a CUDA graph (a private memory
+  pool kept with it) and replayed: milliseconds an iteration each way, and the
+  largest difference between one eager iteration and one replay from the same state.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+def _per_call_us(fn, n, sync):
+    fn()
+    sync()
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    host = time.perf_counter() - start
+    sync()
+    wall = time.perf_counter() - start
+    return {"host_us": 1e6 * host / n, "wall_us": 1e6 * wall / n}
+
+
+def probe(bk):
+    """The three measurements of the module's docstring, for backend ``bk``."""
+    if bk.name != "cuda":
+        return {"skipped": f"backend {bk.name}: the probe times a device (CuPy and CUDA events)"}
+    out = {}
+    for name, fn in (("launch", _launch), ("solve", _solve), ("iteration", _iteration)):
+        try:
+            out[name] = fn(bk)
+        except Exception as exc:  # noqa: BLE001 - each measurement is its own finding
+            out[name] = {"error": f"{type(exc).__name__}: {exc}"}
+    return out
+
+
+def _launch(bk):
+    import cupy as cp
+    from numba import cuda
+
+    from kbackends import launch_settings
+    from kbackends.kernels._cuda_launch import launch_context, run_kernel
+
+    @cuda.jit
+    def add_one(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] += 1.0
+
+    x = cp.zeros(4096, dtype=cp.float32)
+
+    def fast():
+        with launch_context(cp) as stream:
+            run_kernel(add_one, 32, 128, stream, x)
+
+    def numba():
+        with launch_settings(fast=False), launch_context(cp) as stream:
+            run_kernel(add_one, 32, 128, stream, x)
+
+    def cupy_op():
+        x.__iadd__(1.0)
+
+    sync = bk.synchronize
+    result = {name: _per_call_us(fn, 2000, sync) for name, fn in
+              (("fast_launch", fast), ("numba_launch", numba), ("cupy_op", cupy_op))}
+    result["counts_right"] = bool(float(x[0].get()) == float(x[-1].get()))
+    return result
+
+
+def _solve(bk, F=256, K=64):
+    import cupy as cp
+    from cupyx import lapack
+
+    rng = np.random.default_rng(0)
+    phi = rng.standard_normal((4096, F + 1))
+    a = phi.T @ phi / 4096 + 0.1 * np.eye(F + 1)
+    b = rng.standard_normal((F + 1, 1))
+    A, Bv = cp.asarray(a), cp.asarray(b)
+    ref = np.linalg.solve(a, b)
+    sync = bk.synchronize
+    result = {}
+    scratch_a, scratch_b = cp.empty_like(A), cp.empty_like(Bv)
+
+    def copies():
+        scratch_a[...] = A
+        scratch_b[...] = Bv
+
+    def gesv():
+        copies()
+        return lapack.gesv(scratch_a, scratch_b)
+
+    def posv():
+        copies()
+        return lapack.posv(scratch_a, scratch_b)
+
+    result["copies_only"] = _per_call_us(copies, 200, sync)
+    for name, fn in (("getrf_getrs", gesv), ("cholesky_posv", posv)):
+        timing = _per_call_us(fn, 200, sync)
+        x = fn()
+        sync()
+        x = cp.asnumpy(scratch_b if x is None else x)
+        timing["rel_err"] = float(np.linalg.norm(x - ref) / np.linalg.norm(ref))
+        result[name] = timing
+
+    As = cp.asarray(np.broadcast_to(a, (K, F + 1, F + 1)).copy())
+    Bs = cp.asarray(np.broadcast_to(b, (K, F + 1, 1)).copy())
+
+    def posv_batched():  # potrfBatched + potrsBatched
+        return lapack.posv(As, Bs)
+
+    def lu_batched():  # getrfBatched + getrsBatched
+        return cp.linalg.solve(As, Bs)
+
+    for name, fn in (("cholesky_posv_batched", posv_batched), ("lu_solve_batched", lu_batched)):
+        timing = {k: v / K for k, v in _per_call_us(fn, 10, sync).items()}  # per system
+        x = cp.asnumpy(fn()[-1])
+        timing["rel_err"] = float(np.linalg.norm(x - ref) / np.linalg.norm(ref))
+        result[name + "_per_system"] = timing
+    return result
+
+
+def _iteration(bk, n=50_000, d=28, B=4096, F=256, n_iter=200):
+    """The DSG iteration's ops on fixed arrays, eager and as a replayed CUDA graph."""
+    import cupy as cp
+
+    from kbackends import losses, ops
+    from kbackends.random import omega_block
+
+    rng = np.random.default_rng(0)
+    X = cp.asarray(rng.standard_normal((n, d), dtype=np.float32))
+    y = cp.asarray(np.where(rng.random(n) < 0.5, 1.0, -1.0).astype(np.float32))[:, None]
+    idx = cp.asarray(rng.integers(0, n, B))
+    omega, phase = omega_block(0, 0, F, d, gamma=0.1, dtype="float32", backend=bk)
+    n_blocks = 64
+    state = {"cache": cp.asarray(rng.standard_normal((n, 1), dtype=np.float32) * 0.1),
+             "stored": cp.zeros((n_blocks * F, 1), dtype=cp.float32),
+             "intercept": cp.zeros((1,), dtype=cp.float32)}
+
+    def iteration():
+        Xb = cp.take(X, idx, axis=0)
+        f, yb = ops.cache_batch(state["cache"], y, idx, state["intercept"], backend=bk)
+        g = ops.loss_derivative(f, yb, loss=losses.HINGE, weight=1.0, backend=bk)
+        phi = ops.rff_features(Xb, omega, phase, backend=bk, check_input=False)
+        cov, rhs = ops.gn_system(phi, g, None, None, weight=1.0, fit_intercept=True, backend=bk)
+        delta, delta_b = ops.gn_solve(cov, rhs, ridge=0.1, eta=0.5, n_features=F, fit_intercept=True,
+                                      dtype=X.dtype, backend=bk)
+        intercept, _ = ops.block_update(state["stored"], delta, state["intercept"], delta_b, None, None, start=0,
+                                        scale=1.0, fit_intercept=True, scale_sum=0.0, backend=bk)
+        cache = ops.rff_predict_add(X, omega, phase, delta, state["cache"], shrink=0.999, backend=bk)
+        return intercept, cache
+
+    iteration()  # compile and type every kernel outside the timers and the capture
+    bk.synchronize()
+    start = time.perf_counter()
+    for _ in range(n_iter):
+        iteration()
+    host = time.perf_counter() - start
+    bk.synchronize()
+    eager = time.perf_counter() - start
+    result = {"shape": f"n={n}, d={d}, batch={B}, block={F}", "eager_host_ms": 1e3 * host / n_iter,
+              "eager_wall_ms": 1e3 * eager / n_iter}
+
+    saved = {k: v.copy() for k, v in state.items()}
+    eager_out = [a.copy() for a in iteration()]
+    for k, v in saved.items():
+        state[k][...] = v
+    stream = cp.cuda.Stream(non_blocking=True)
+    pool = cp.cuda.MemoryPool()  # the graph's buffers: kept with it, never handed to other work
+    with cp.cuda.using_allocator(pool.malloc), stream:
+        stream.begin_capture(mode=cp.cuda.runtime.streamCaptureModeRelaxed)
+        try:
+            captured = iteration()
+        finally:
+            graph = stream.end_capture()
+    stream.synchronize()
+    for k, v in saved.items():  # capture ran nothing: restore anyway, as a replay must start from it
+        state[k][...] = v
+    bk.synchronize()
+    with stream:
+        graph.launch()
+    stream.synchronize()
+    result["replay_max_abs_diff"] = float(max(float(cp.max(cp.abs(a - b))) for a, b in zip(eager_out, captured)))
+    start = time.perf_counter()
+    with stream:
+        for _ in range(n_iter):
+            graph.launch()
+    host = time.perf_counter() - start
+    stream.synchronize()
+    replay = time.perf_counter() - start
+    result.update({"graph_host_ms": 1e3 * host / n_iter, "graph_wall_ms": 1e3 * replay / n_iter,
+                   "graph_speedup": eager / replay, "pool_bytes": int(pool.total_bytes())})
+    return result
