@@ -77,12 +77,12 @@ def scan(X, xp):
     """:class:`Scan` of a validated X (dense: in chunks of :data:`SCAN_ROWS` rows, each
     shifted by the first row so the variances keep their digits; sparse: O(nnz))."""
     n, d = X.shape
-    if _is_sparse(X):
-        a = np.abs(X.data)
+    if _is_sparse(X):  # scipy or cupyx CSR: the stored values' own namespace, host floats out
+        a = abs(X.data)
         a = a[a > 0]
         largest, smallest = (float(a.max()), float(a.min())) if a.size else (0.0, 1.0)
-        mean = np.asarray(X.sum(axis=0), dtype=np.float64).reshape(-1) / max(n, 1)
-        squares = np.asarray(X.multiply(X).sum(axis=0), dtype=np.float64).reshape(-1) / max(n, 1)
+        mean = np.asarray(to_numpy(X.sum(axis=0)), dtype=np.float64).reshape(-1) / max(n, 1)
+        squares = np.asarray(to_numpy(X.multiply(X).sum(axis=0)), dtype=np.float64).reshape(-1) / max(n, 1)
         return Scan(largest, smallest, mean, np.maximum(squares - mean * mean, 0.0), (n, d))
     shift = xp.astype(X[0, :], xp.float64) if n else xp.zeros((d,), dtype=xp.float64)
     largest, smallest = 0.0, math.inf

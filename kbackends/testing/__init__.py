@@ -11,7 +11,8 @@ backend runs the same checks:
 - :data:`DTYPES` and :data:`TOLERANCE`: the float dtypes and the absolute
   tolerance of each against the oracle, scaled by the size of what is summed.
 - :func:`assert_matches_oracle`: run a public op on a backend and on the oracle
-  backend, compare every output.
+  backend, compare every output; :func:`assert_same_arithmetic`: a kernel that does
+  the reference's arithmetic, bit for bit but for a GPU's fused multiply-adds.
 - :func:`oracle`, :func:`implementation`, :func:`kernel_module`: the reference
   kernels and the implementation modules, for white-box tests (and benchmarks)
   that need them without importing private modules.
@@ -64,9 +65,11 @@ from ._oracle import (
     BACKENDS,
     DTYPES,
     SIMULATOR_SWITCH_INTERVAL,
+    FMA_ULPS,
     TOLERANCE,
     assert_close,
     assert_matches_oracle,
+    assert_same_arithmetic,
     backend_params,
     host,
     implementation,
@@ -80,8 +83,8 @@ from ._oracle import (
 
 __all__ = [
     "prox_sgd_problem", "two_blobs",
-    "BACKENDS", "DTYPES", "SIMULATOR_SWITCH_INTERVAL", "TOLERANCE", "OpCount", "TransferGuardError", "TransferLog",
-    "assert_close", "assert_matches_oracle",
+    "BACKENDS", "DTYPES", "FMA_ULPS", "SIMULATOR_SWITCH_INTERVAL", "TOLERANCE", "OpCount", "TransferGuardError", "TransferLog",
+    "assert_close", "assert_matches_oracle", "assert_same_arithmetic",
     "backend_params", "count_array_ops", "host", "implementation", "kernel_module", "make_backend", "on", "oracle",
     "oracle_backend", "simulator_enabled", "transfer_guard",
 ]

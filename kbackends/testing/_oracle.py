@@ -123,6 +123,36 @@ def assert_close(actual, expected, dtype_name, scale=1.0):
     np.testing.assert_allclose(actual, expected, rtol=0, atol=TOLERANCE[dtype_name] * scale)
 
 
+# Units in the last place a fused multiply-add may move a result on a GPU, relative
+# to the largest magnitude compared: NVVM contracts a * b + c into one rounding,
+# NumPy rounds twice; a few chained contractions stay within a few ulps.
+FMA_ULPS = 8
+
+
+def assert_same_arithmetic(actual, expected, err_msg=""):
+    """Assert a kernel computed the reference's arithmetic: bit for bit where it runs
+    as Python (the simulator, a CPU), within :data:`FMA_ULPS` ulps of the largest
+    magnitude on a GPU, where the compiler fuses multiply-adds (integers, booleans
+    and shapes exactly everywhere)."""
+    actual, expected = np.asarray(host(actual)), np.asarray(host(expected))
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype, (err_msg, actual.dtype, expected.dtype)
+    if simulator_enabled() or actual.dtype.kind not in "fc" or not _on_a_gpu():
+        np.testing.assert_array_equal(actual, expected, err_msg=err_msg)
+        return
+    size = float(np.max(np.abs(expected))) if expected.size else 0.0
+    atol = FMA_ULPS * float(np.finfo(actual.dtype).eps) * max(size, float(np.finfo(actual.dtype).tiny))
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=atol, err_msg=err_msg)
+
+
+def _on_a_gpu():
+    try:
+        import numba.cuda
+
+        return numba.cuda.is_available()
+    except ImportError:
+        return False
+
+
 def implementation(op, impl):
     """The kernel registered as ``(op, impl)``, e.g. ``("rff_predict", "numba")``.
 
