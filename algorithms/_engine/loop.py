@@ -43,7 +43,7 @@ from .._boundary.finite import check_finite_fit
 from .._boundary.warn import warn_user
 from .._boundary.sparse import batch_rows
 from .blocks import evaluate_blocks, grow
-from .draws import AHEAD, BatchIndices
+from .draws import AHEAD, BatchIndices, BlockPlan
 from .progress import engine_bar
 from .state import Batch, EngineResult, EngineSettings, EngineState, Source
 from .steps import _Averager, _block_step, _cdsg_step, _check_step_ratio, _Monitor, step_size
@@ -168,10 +168,12 @@ class _Iteration:
             f0 = self.predict_all(held_out) * self.scale if self.n_blocks else self.xp.zeros(
                 (held_out.shape[0], k_out), dtype=dtype)
             self.monitor = _Monitor(s.early_stopping, bk, f0)
-        # Indices drawn ahead only where the generator serves nothing else between draws.
-        ahead = 1 if s.variant == "udsg" or s.callback is not None or (
-            s.max_blocks is not None and s.max_blocks < s.n_iter) else AHEAD
-        self.indices = BatchIndices(sources, self.rng, bk, self.last, ahead=ahead)
+        # Rows and DSG's / UDSG's blocks drawn ahead; one iteration at a time where the
+        # generator serves something else between draws (CDSG past its budget, a callback).
+        self.plan = None if s.variant == "cdsg" else BlockPlan(
+            self.n_blocks, self.max_blocks, (s.udsg_new, s.udsg_old) if s.variant == "udsg" else None)
+        ahead = 1 if s.callback is not None or (s.variant == "cdsg" and self.max_blocks < s.n_iter) else AHEAD
+        self.indices = BatchIndices(sources, self.rng, bk, self.last, ahead=ahead, plan=self.plan)
 
     def _cache(self, src):
         """f on every row of ``src`` when that is cheaper than evaluating each batch, else None."""
@@ -229,10 +231,9 @@ class _Iteration:
     def choose_block(self, t, batches, eta):
         """Step 3: a new block, or an old one (UDSG's pattern, a reached budget, CDSG's rule)."""
         s, n_blocks = self.settings, self.n_blocks
-        target = n_blocks  # a new block unless the variant says otherwise
-        if n_blocks and s.variant == "udsg":
-            if (t - 1) % (s.udsg_new + s.udsg_old) >= s.udsg_new:
-                target = int(self.rng.integers(0, n_blocks))
+        if self.plan is not None:  # DSG and UDSG: drawn with the rows (draws.BlockPlan)
+            return self.indices.target
+        target = n_blocks  # CDSG: a new block, an old one drawn past the budget, or the rule's
         if n_blocks >= self.max_blocks:
             target = int(self.rng.integers(0, n_blocks))
         if s.variant == "cdsg":

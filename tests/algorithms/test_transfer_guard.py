@@ -142,10 +142,25 @@ def test_dsg_loop_is_sync_free(strict, variant, precondition):
                         random_state=0, backend=strict)
     assert log.blocked == [] and log.regions > 0
     assert log.deferred == (12 if variant == "cdsg" else 0)  # CDSG's one lagged scalar per iteration
-    # the host-drawn batches' row indices: one copy for the run's 12 iterations (algorithms._engine.draws),
-    # once an iteration for UDSG, whose block choices read the same generator between the draws
-    assert log.uploads == (12 if variant == "udsg" else 1)
+    # the host-drawn batches' row indices: one copy for the run's 12 iterations (algorithms._engine.draws:
+    # UDSG's block choices are drawn with them)
+    assert log.uploads == 1
     assert _accuracy(model, X, y) > 0.8
+
+
+@pytest.mark.parametrize("variant", ["dsg", "udsg", "cdsg"])
+def test_past_the_feature_budget_rows_cross_once_per_block_of_iterations(strict, variant):
+    """DSG's and UDSG's old blocks past the budget are drawn ahead with the rows (one copy
+    for 70 iterations: 64, then 6); CDSG's rule reads the device, so its rows cross once an
+    iteration once its budget can be reached."""
+    from algorithms import dsg
+
+    X, y = _blobs()
+    with transfer_guard() as log:
+        model = dsg.fit(X, y, variant=variant, n_iter=70, batch_size=32, block_size=16, feature_budget=64,
+                        random_state=0, backend=strict)
+    assert log.blocked == [] and model.n_blocks == 4
+    assert log.uploads == (70 if variant == "cdsg" else 2)
 
 
 def test_dsg_cache_and_average_paths_are_sync_free(strict):
