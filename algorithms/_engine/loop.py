@@ -42,6 +42,7 @@ from kbackends.random import omega_block
 from .._boundary.finite import check_finite_fit
 from .._boundary.warn import warn_user
 from .._boundary.sparse import batch_rows
+from .ahead import SystemsAhead, systems_ahead
 from .blocks import evaluate_blocks, grow
 from .draws import AHEAD, BatchIndices, BlockPlan
 from .progress import engine_bar
@@ -174,6 +175,9 @@ class _Iteration:
             self.n_blocks, self.max_blocks, (s.udsg_new, s.udsg_old) if s.variant == "udsg" else None)
         ahead = 1 if s.callback is not None or (s.variant == "cdsg" and self.max_blocks < s.n_iter) else AHEAD
         self.indices = BatchIndices(sources, self.rng, bk, self.last, ahead=ahead, plan=self.plan)
+        k = systems_ahead(s, bk, sources) if self.plan is not None else 0
+        self.systems = SystemsAhead(k, sources, bk, s, dtype, self.block) if k else None
+        self.t = self.t_done
 
     def _cache(self, src):
         """f on every row of ``src`` when that is cheaper than evaluating each batch, else None."""
@@ -201,6 +205,10 @@ class _Iteration:
         """Step 1: every source's mini-batch and f on it (from the cache or over all blocks),
         the intercept shifted first where the class balance is constrained."""
         xp, bk = self.xp, self.bk
+        self.t = t
+        if self.systems is not None and not self.systems.ready(t):  # the next K iterations' systems
+            self.indices.fill(t, self.systems.k)
+            self.systems.build(self.indices.upcoming())
         batches = []
         for src, cache, idx in zip(self.sources, self.caches, self.indices.take(t)):
             Xb = batch_rows(src.X, idx, bk)  # CSR rows for sparse X (named, not gathered, on cuda)
@@ -270,7 +278,10 @@ class _Iteration:
         through the scale factor, the step added in stored units; a new block grows the buffers."""
         s, F = self.settings, self.F
         omega, phase = self.block(target)
-        delta, delta_b = _block_step(batches, omega, phase, self.bk, s, eta, F)
+        if self.systems is not None:  # the preconditioner built ahead (ahead.SystemsAhead)
+            delta, delta_b = self.systems.step(self.t, [batch.g for batch in batches], eta)
+        else:
+            delta, delta_b = _block_step(batches, omega, phase, self.bk, s, eta, F)
         self.scale *= 1.0 - eta * s.lam
         if target == self.n_blocks:
             self._add_block()

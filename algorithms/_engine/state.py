@@ -144,6 +144,9 @@ class EngineSettings:
     verbose: int = 0
     label: str | None = None  # the bar's name (default: the variant)
     features: str = "monte_carlo"  # how a block's frequencies are placed (kbackends.random.FEATURES)
+    # The preconditioner's systems built this many iterations ahead at once ("auto": on the
+    # cuda engine; 0: every iteration solves its own; algorithms._engine.ahead).
+    systems_ahead: int | str = "auto"
 
 
 @dataclass

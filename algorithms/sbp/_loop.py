@@ -120,7 +120,7 @@ class _Problem:
     respond: Callable
     draw_step: Callable
     average: Callable
-    sparse_extra: dict
+    response_extra: dict
     eta0: float
     kernel: str
     gamma: float
@@ -154,13 +154,16 @@ def _problem(X, targets, bk, *, nu, kernel, gamma, bias, batch_size, weights):
     fused = n_out == 1 and weights is None and batch_size == 1 and bias
     draw_step, average = get_kernel("sbp_draw_step", bk), get_kernel("sbp_average", bk)
     compiled = _compiled_kernel(bk) if fused else None
-    # CSR X: the rows' squared norms once (on its device), the kernel reads each row's non-zeros
-    sparse_extra = {"sq_norms": xp.astype(squared_norms(X, xp), X.dtype)} if is_sparse(X) else {}
+    # The rows' squared norms once (on X's device), not at every response update: the
+    # sparse kernels need them, the cuda engine's dense kernel reads them (n d values an
+    # iteration saved); the cpu engine's dense kernels square each row as they read it.
+    response_extra = {"sq_norms": xp.astype(squared_norms(X, xp), X.dtype)} \
+        if is_sparse(X) or (kernel == "rbf" and bk.name in ("cuda", "cudasim")) else {}
     return _Problem(
         bk=bk, xp=xp, X=X, n=n, n_out=n_out, Y64=Y64, Y=Y, Y_flat=Y_flat, quad_self=quad_self, volume=volume,
         offsets=offsets, class_start=offsets[:-1], pattern=pattern, W=W, W_flat=W_flat,
         level_kernel=level_kernel, biased_kernel=biased_kernel, respond=respond, draw_step=draw_step,
-        average=average, sparse_extra=sparse_extra, eta0=eta0, kernel=kernel, gamma=gamma, bias=bias,
+        average=average, response_extra=response_extra, eta0=eta0, kernel=kernel, gamma=gamma, bias=bias,
         batch_size=batch_size, fused=fused, compiled=compiled,
         # On the host (NumPy) a Python branch is cheaper than computing both sides with `where`.
         on_host=isinstance(Y, np.ndarray),
@@ -271,7 +274,7 @@ def _compiled_run(p, st, uniforms, n_iter, bar, callback, start):
         p.compiled(p.X, p.Y[0, :], C, C_bar, p.quad_self, block[first:first + end - t],
                    scalars, idx_log, s_log, warm, xp=p.xp, t0=t, eta0=p.eta0, volume=p.volume,
                    kernel_code=kernel_code, gamma=float(p.gamma), renormalise_below=_RENORMALISE_BELOW,
-                   **p.sparse_extra)
+                   **p.response_extra)
         t = st.t_done = end
         st.s, st.r2 = scalars[0:1].copy(), scalars[1:2].copy()
         st.levels, st.counts = np.float64(scalars[2]), np.array([int(scalars[4])])
@@ -285,13 +288,13 @@ def _fused_iterate(p, st, t, uniform, step):
     """The binary default's iteration: the level and bias, ``sbp_draw_step`` (the
     draw, ``||w||^2``, the projection, the log), the response update, ``sbp_average``."""
     xp, X, Y, C, C_bar, s, r2 = p.xp, p.X, p.Y, st.C, st.C_bar, st.s, st.r2
-    kernel, gamma, sparse_extra, n = p.kernel, p.gamma, p.sparse_extra, p.n
+    kernel, gamma, response_extra, n = p.kernel, p.gamma, p.response_extra, p.n
     levels, b = p.biased_kernel(C[0, :], Y[0, :], p.volume / s[0], xp=xp)
     idx, w, scale, s, r2, counts = p.draw_step(
         C[0, :], Y[0, :], p.quad_self, scalar_as(xp, levels, X.dtype), scalar_as(xp, b, X.dtype),
         uniform[0, :], s, r2, st.idx_log[t - 1, 0, :], st.s_log[t - 1, :], xp=xp, step=step,
         renormalise_below=_RENORMALISE_BELOW)
-    c = p.respond(X, idx, w, Y[0, :], C[0, :], xp=xp, kernel=kernel, gamma=float(gamma), **sparse_extra)
+    c = p.respond(X, idx, w, Y[0, :], C[0, :], xp=xp, kernel=kernel, gamma=float(gamma), **response_extra)
     c_bar, c = p.average(C_bar[0, :], c, scale, xp=xp, renormalise_below=_RENORMALISE_BELOW)
     st.C, st.C_bar = xp.reshape(c, (1, n)), xp.reshape(c_bar, (1, n))
     st.s, st.r2, st.levels, st.counts = s, r2, levels, counts
@@ -390,7 +393,7 @@ def _update_responses(p, st, idx, flat_at, step):
     if n_out == 1:
         w = xp.astype(coef[0, :], X.dtype)
         st.C = xp.reshape(p.respond(X, idx[0, :], w, Y[0, :], C[0, :], xp=xp, kernel=kernel, gamma=float(gamma),
-                                    **p.sparse_extra), (1, p.n))
+                                    **p.response_extra), (1, p.n))
     else:
         rows = xp.reshape(idx, (n_out * p.batch_size,))
         st.C = C + Y * block_response(X, rows, coef, p.pattern, xp, kernel, gamma, p.bk)

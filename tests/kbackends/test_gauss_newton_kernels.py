@@ -80,28 +80,28 @@ def test_the_ridge_is_the_mean_feature_variance_and_spares_the_intercept(gpu):
 
 @pytest.mark.parametrize("k", [1, 3])
 def test_the_cupy_solve_keeps_cusolvers_contract(monkeypatch, k):
-    """cupyx.lapack.gesv returns nothing: it overwrites ``b`` (which must be Fortran-ordered)
-    with the solution. The device path of ``_solve_in_place`` must read the solution from
-    there, with one column or several (checked here with a stand-in of that contract)."""
+    """The device path of ``_solve_in_place`` solves by cupyx.lapack.posv (Cholesky), which
+    returns the solution and leaves its arguments' values alone: checked here with a
+    stand-in of that contract, one output or several, on a system built as the step's is."""
     import sys
     import types
 
     from kbackends.kernels.gauss_newton import _cuda
 
-    def gesv(a, b):
-        if not b.flags.f_contiguous:
-            raise ValueError("b must be F-contiguous.")
-        b[...] = np.linalg.solve(a, b)  # returns None, as cuSOLVER's wrapper does
+    def posv(a, b):
+        np.linalg.cholesky(a)  # refuses what is not positive definite, as potrf reports it
+        return np.linalg.solve(a, b)
 
     lapack = types.ModuleType("cupyx.lapack")
-    lapack.gesv = gesv
+    lapack.posv = posv
     cupyx = types.ModuleType("cupyx")
     cupyx.lapack = lapack
     monkeypatch.setitem(sys.modules, "cupyx", cupyx)
     monkeypatch.setitem(sys.modules, "cupyx.lapack", lapack)
     monkeypatch.setattr(_cuda, "is_cupy_namespace", lambda xp: True)
     rng = np.random.default_rng(k)
-    a = rng.standard_normal((6, 6)) + 6 * np.eye(6)
+    phi = np.hstack([np.cos(rng.uniform(-3, 3, (40, 5))), np.ones((40, 1))])
+    a = phi.T @ phi / 40 + np.diag([0.1] * 5 + [0.0])  # the step's system: PD with the intercept unpenalised
     b = np.ascontiguousarray(rng.standard_normal((6, k)))
     got = _cuda._solve_in_place(a.copy(), b.copy(), np)
-    np.testing.assert_allclose(got, np.linalg.solve(a, b), rtol=1e-12)
+    np.testing.assert_allclose(got, np.linalg.solve(a, b), rtol=1e-10)

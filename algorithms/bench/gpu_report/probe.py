@@ -10,7 +10,8 @@ device clock, and returns ``{"skipped": why}``):
 - ``solve``: the float64 (F + 1) x (F + 1) system of the preconditioned step (F = 256)
   by getrf + getrs (``cupyx.lapack.gesv``, the engine's), Cholesky (``cupyx.lapack.posv``),
   and batched over K = 64 systems (``posv`` of the stack: potrfBatched + potrsBatched;
-  ``cupy.linalg.solve``'s batched LU): microseconds a system, host time of the calls and
+  ``cupy.linalg.solve``'s batched LU; ``cupy.linalg.inv`` of the stack, what the engine's
+  systems built ahead run; potrfBatched alone): microseconds a system, host time of the calls and
   wall time with the device synchronised at the end of the loop;
 - ``iteration``: the engine's preconditioned DSG iteration as its ops (cache_batch,
   loss_derivative, rff_features, gn_system, gn_solve, block_update, rff_predict_add)
@@ -128,9 +129,20 @@ def _solve(bk, F=256, K=64):
     def lu_batched():  # getrfBatched + getrsBatched
         return cp.linalg.solve(As, Bs)
 
-    for name, fn in (("cholesky_posv_batched", posv_batched), ("lu_solve_batched", lu_batched)):
+    def inv_batched():  # the engine's systems built ahead: cuBLAS getrfBatched + getriBatched
+        return cp.linalg.inv(As)
+
+    def cholesky_batched():  # potrfBatched alone
+        return cp.linalg.cholesky(As)
+
+    for name, fn in (("cholesky_posv_batched", posv_batched), ("lu_solve_batched", lu_batched),
+                     ("inverse_batched", inv_batched), ("cholesky_factor_batched", cholesky_batched)):
         timing = {k: v / K for k, v in _per_call_us(fn, 10, sync).items()}  # per system
         x = cp.asnumpy(fn()[-1])
+        if name == "inverse_batched":
+            x = x @ b
+        elif name == "cholesky_factor_batched":
+            x = np.linalg.solve(x.T, np.linalg.solve(x, b))
         timing["rel_err"] = float(np.linalg.norm(x - ref) / np.linalg.norm(ref))
         result[name + "_per_system"] = timing
     return result
@@ -183,12 +195,16 @@ def _iteration(bk, n=50_000, d=28, B=4096, F=256, n_iter=200):
         state[k][...] = v
     stream = cp.cuda.Stream(non_blocking=True)
     pool = cp.cuda.MemoryPool()  # the graph's buffers: kept with it, never handed to other work
-    with cp.cuda.using_allocator(pool.malloc), stream:
-        stream.begin_capture(mode=cp.cuda.runtime.streamCaptureModeRelaxed)
-        try:
-            captured = iteration()
-        finally:
-            graph = stream.end_capture()
+    try:
+        with cp.cuda.using_allocator(pool.malloc), stream:
+            stream.begin_capture(mode=cp.cuda.runtime.streamCaptureModeRelaxed)
+            try:
+                captured = iteration()
+            finally:
+                graph = stream.end_capture()
+    except Exception as exc:  # noqa: BLE001 - CuPy 14 refuses cuBLAS calls under capture
+        result["graph_error"] = f"{type(exc).__name__}: {exc}"
+        return result
     stream.synchronize()
     for k, v in saved.items():  # capture ran nothing: restore anyway, as a replay must start from it
         state[k][...] = v

@@ -7,7 +7,8 @@
   fused Numba-CUDA kernel, one thread per row, reading its column (consecutive
   threads, consecutive addresses): ``c_i + y_i sum_j w_j exp(-gamma max(|x_i|^2
   + |s_j|^2 - 2 x_i.s_j, 0))``. The product is written once and read once; no
-  atomics (each row is summed by one thread in index order).
+  atomics (each row is summed by one thread in index order). The rows' squared norms
+  are the caller's where given (SBP computes them once a fit), else squared per call.
 
 float32 input is computed in float32 (typed constants, a float32 ``-gamma``).
 
@@ -132,7 +133,7 @@ def kernel_response_update(X, idx, w, y, c, *, xp, kernel, gamma, sq_norms=None)
     S = xp.take(X, idx, axis=0)
     dtype = X.dtype
     X, S = launch.contiguous(xp, X, S)
-    w, y = xp.astype(w, dtype), xp.astype(y, c.dtype)
+    w, y = xp.astype(w, dtype, copy=False), xp.astype(y, c.dtype, copy=False)  # no copy where they are already
     n, m = X.shape[0], S.shape[0]
     if n == 0 or m == 0:
         return c + y * xp.zeros_like(c)
@@ -148,8 +149,9 @@ def kernel_response_update(X, idx, w, y, c, *, xp, kernel, gamma, sq_norms=None)
             stop = min(n, start + step)
             Xc = X[start:stop]
             blocks, threads = launch.grid_1d(stop - start)
+            sq_x = xp.sum(Xc * Xc, axis=1) if sq_norms is None else sq_norms[start:stop]
             launch.run_kernel(_rbf_response, blocks, threads, stream,
-                xp.matmul(S, Xc.T), xp.sum(Xc * Xc, axis=1), sq_s, w, neg_gamma,
+                xp.matmul(S, Xc.T), sq_x, sq_s, w, neg_gamma,
                 c[start:stop], y[start:stop], out[start:stop],
             )
     return out
