@@ -254,6 +254,23 @@ def _step_fits(bk, cpu, args, part):
     profile = None if args.small or bk.name != "cuda" else Path(args.out) / "profiles.txt"
     run_fits(bk, cpu, sizes, args.data, skip, rows, budget, profile=profile)
     part["fits"] = rows
+    # DSG on ijcnn1 again with every iteration solving its own system (the eager step), same run
+    from algorithms._engine import ahead
+
+    from .fits import _Data, _dsg_ijcnn1, _timed_fit
+
+    row = {"fit": "dsg-ijcnn1-eager", "title": "DSG on ijcnn1, each iteration's system solved in turn (no systems ahead)"}
+    saved = ahead.AUTO_BACKENDS
+    ahead.AUTO_BACKENDS = ()
+    try:
+        fit, predict, Xt, yt = _dsg_ijcnn1(_Data(sizes, args.data))
+        row["device_s"], row["device_acc"] = _timed_fit(bk, fit, predict, Xt, yt, sizes["warm_fits"])
+    except Exception as exc:  # noqa: BLE001 - the row says why
+        row["device_error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        ahead.AUTO_BACKENDS = saved
+    rows.append(row)
+    part["fits"] = rows
 
 
 def _step_probe(bk, cpu, args, part):
