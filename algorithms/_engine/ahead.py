@@ -9,10 +9,11 @@ depends on the rows drawn and the block updated, never on the model. Both are dr
 ahead (:class:`draws.BlockPlan`), so every ``K`` iterations :class:`SystemsAhead`
 computes the next ``K`` iterations' features, their Gram matrices as one batched
 product, and the ``K`` inverses as one batched call (``xp.linalg.inv`` of the stack:
-on a GPU one getrf and one getri for all ``K``, where the eager step ran a dependent
-chain of cuSOLVER kernels every iteration, ~0.6 ms of latency on an H100). An
-iteration then only takes its right-hand side ``[phi, 1]^T g / B`` and one product with
-the stored inverse. The sums run in another order than the eager kernels' (cuBLAS's
+on a GPU one getrf and one getri for all ``K``, where the eager step runs a dependent
+chain of cuSOLVER kernels every iteration). An iteration then only takes its right-hand
+side ``[phi, 1]^T g / B`` and one product with the stored inverse. Off by default
+(:data:`AUTO_BACKENDS`: measured slower than the eager Cholesky solve on an H100); an
+engine run takes it with ``EngineSettings.systems_ahead`` = K. The sums run in another order than the eager kernels' (cuBLAS's
 batched products, the solve by an explicit inverse): the models agree with the eager
 path's within float32 rounding, not to the bit (docs/architecture.md, "The engine").
 """
@@ -25,15 +26,19 @@ from .._boundary.sparse import batch_rows
 
 SYSTEMS_AHEAD = 64  # iterations whose systems are built at once, at most
 SYSTEMS_BYTES = 256 * 2**20  # the stored features of those iterations, at most
-# Engines where "auto" builds ahead: on a GPU the eager solve is a chain of dependent
-# kernels (latency); on a CPU one LAPACK solve an iteration costs what an inverse would.
-AUTO_BACKENDS = ("cuda",)
+# Engines where "auto" builds ahead: none. Measured on an H100 (docs/benchmarks.md, "GPU"):
+# the batched inverse (cuBLAS getrfBatched + getriBatched) costs 0.10 ms a system and an
+# iteration's right-hand side and product ~10 CuPy calls, against the eager Cholesky
+# solve's 0.20 ms: DSG on ijcnn1 took 0.256 s built ahead, 0.159 s eager. Batched
+# Cholesky factors (7.5 us a system there) and one kernel for the right-hand side and
+# the triangular solves are what would make it pay.
+AUTO_BACKENDS = ()
 
 
 def systems_ahead(settings, bk, sources):
     """Iterations to build ahead at once (0: the eager step) for ``settings.systems_ahead``:
-    an int, or "auto" (on the cuda engine, up to :data:`SYSTEMS_AHEAD` within
-    :data:`SYSTEMS_BYTES` of stored features, on :data:`AUTO_BACKENDS`; elsewhere 0). Only preconditioned DSG, UDSG,
+    an int, or "auto" (on :data:`AUTO_BACKENDS`, up to :data:`SYSTEMS_AHEAD` within
+    :data:`SYSTEMS_BYTES` of stored features; elsewhere 0). Only preconditioned DSG, UDSG,
     TSGS3VM and TSGSU fits without a callback know their blocks ahead."""
     s = settings
     if s.ridge is None or s.variant == "cdsg" or s.callback is not None:

@@ -144,8 +144,8 @@ class EngineSettings:
     verbose: int = 0
     label: str | None = None  # the bar's name (default: the variant)
     features: str = "monte_carlo"  # how a block's frequencies are placed (kbackends.random.FEATURES)
-    # The preconditioner's systems built this many iterations ahead at once ("auto": on the
-    # cuda engine; 0: every iteration solves its own; algorithms._engine.ahead).
+    # The preconditioner's systems built this many iterations ahead at once ("auto": where
+    # algorithms._engine.ahead.AUTO_BACKENDS says, today nowhere; 0: each iteration solves its own).
     systems_ahead: int | str = "auto"
 
 

@@ -1,0 +1,64 @@
+"""``python -m algorithms gpu-check``: the five-minute GPU check. Its dry run under the
+simulator (what CI runs: the steps the report's own dry run does not cover), each step in a
+process of its own; and a step that overruns its limit is killed and recorded, the check
+going on."""
+
+import json
+import os
+import sys
+
+import pytest
+
+import kbackends
+from algorithms.bench.gpu_report import check
+
+
+@pytest.mark.cuda
+def test_dry_run_writes_every_step(tmp_path):
+    from algorithms._cli.main import main
+
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        backend = "cudasim"
+    elif "cuda" in kbackends.available_backends():
+        backend = "cuda"
+    else:
+        pytest.skip("no CUDA GPU here and the simulator is off")
+    steps = "env,gate,probe,scale,sweep,asv"  # fits and ops: the functions test_gpu_report's dry run runs
+    assert main(["gpu-check", "--out", str(tmp_path), "--small", "--backend", backend, "--only", steps]) == 0
+    report = json.loads((tmp_path / "check.json").read_text())
+    assert list(report["steps"]) == steps.split(",")
+    assert all(step["status"] == "ok" for step in report["steps"].values()), report["steps"]
+    env, gate = report["steps"]["env"], report["steps"]["gate"]
+    assert env["versions"]["numpy"] and env["fast_equals_numba_bitwise"] is True
+    assert gate["returncode"] == 0 and "passed" in gate["summary"] and (tmp_path / "tests.log").exists()
+    assert "skipped" in report["steps"]["probe"] if backend == "cudasim" else "solve" in report["steps"]["probe"]
+    for row in report["steps"]["scale"]["scale"]:
+        assert row["fit_s"] > 0 and 0.4 < row["accuracy"] <= 1.0, row
+    for row in report["steps"]["sweep"]["sweep"]:  # the same rows on both engines: the same model
+        assert row["device_acc"] == pytest.approx(row["cpu_acc"], abs=0.02), row
+    asv = report["steps"]["asv"]["asv"]
+    assert {row["backend"] for row in asv} == {backend, "cpu"} and all("median_s" in row for row in asv), asv
+    text = (tmp_path / "check.md").read_text()
+    for heading in ("## env", "## gate", "## probe", "## scale", "## sweep", "## asv"):
+        assert heading in text
+
+
+def test_a_step_past_its_limit_is_killed_and_the_check_goes_on(tmp_path, monkeypatch):
+    calls, run_limited = [], check._run_limited
+
+    def fake_run_limited(cmd, limit):
+        calls.append(cmd[cmd.index("--step") + 1])
+        if calls[-1] == "env":  # a step that hangs: the real limit kills it
+            return run_limited([sys.executable, "-c", "import time; time.sleep(30)"], 1.0)
+        return "ok"
+
+    monkeypatch.setattr(check, "_run_limited", fake_run_limited)
+    report = check.run(tmp_path, backend="cpu", only="env,gate", progress=lambda *a, **k: None)
+    assert calls == ["env", "gate"]
+    assert report["steps"]["env"]["status"] == "killed at its limit (1 s)" and report["steps"]["gate"]["status"] == "ok"
+    assert "killed at its limit" in (tmp_path / "check.md").read_text()
+
+
+def test_unknown_steps_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="unknown step"):
+        check.run(tmp_path, only="env,warp")
