@@ -105,7 +105,7 @@ class SystemsAhead:
 
 def _gram(xp, P, weight, fit_intercept):
     """``weight / B [P_k, 1]^T [P_k, 1]`` for every k of the stack ``P`` (K, B, F), float64."""
-    K, B, F = P.shape
+    K, B, _ = P.shape
     f = xp.float64
     gram = xp.astype(xp.matmul(xp.matrix_transpose(P), P), f) * (weight / B)
     if not fit_intercept:

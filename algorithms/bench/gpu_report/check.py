@@ -47,7 +47,20 @@ from pathlib import Path
 
 import numpy as np
 
-from .device import pool_mb, pool_reset
+import kbackends
+from algorithms import dsg
+from algorithms._engine import ahead
+from algorithms.datasets import make_nonlinear_classes
+from kbackends import launch_counts, launch_path, launch_settings, ops
+from kbackends.random import omega_block
+from kbackends.testing import SIMULATOR_SWITCH_INTERVAL
+
+from . import SIZES
+from .device import device_roofline, pool_mb, pool_reset
+from .fits import _Data, _dsg_ijcnn1, _timed_fit, fits, run_fits
+from .markdown import markdown as report_markdown
+from .ops import _op_cases, run_ops
+from .probe import probe
 
 STEPS = ("env", "gate", "fits", "probe", "scale", "ops", "sweep", "asv")
 # Each step's limit in seconds on a GPU host, and on the simulator (a dry run).
@@ -153,12 +166,9 @@ def run_step(step, args):
     if args.data:
         os.environ["KBACKENDS_DATA"] = str(args.data)
     part = _Part(args.part)
-    import kbackends
 
     bk = kbackends.resolve(args.backend)
     if bk.name == "cudasim":  # the simulator's block manager polls with the GIL held (see testing)
-        from kbackends.testing import SIMULATOR_SWITCH_INTERVAL
-
         sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL)
     globals()[f"_step_{step}"](bk, kbackends.resolve("cpu"), args, part)
     return 0
@@ -178,11 +188,6 @@ def _versions():
 
 
 def _step_env(bk, cpu, args, part):
-    from kbackends import launch_counts, launch_path, launch_settings, ops
-    from kbackends.random import omega_block
-
-    from .device import device_roofline
-
     part["versions"] = _versions()
     part["launch_path"] = launch_path() if bk.name == "cuda" else "simulator: Numba's launch"
     part["device"] = device_roofline(bk)
@@ -233,14 +238,10 @@ def _step_gate(bk, cpu, args, part):
 
 
 def _sizes(small):
-    from . import SIZES
-
     return SIZES["small" if small else "full"]
 
 
 def _step_fits(bk, cpu, args, part):
-    from .fits import fits, run_fits
-
     sizes = _sizes(args.small)
     skip = {key for key, _, _ in fits(sizes, args.data)} - set(FIT_KEYS)
     skip |= {"sbp-a9a:device_numba", "tsgsu-a9a:device_numba", "dsg-defaults-ijcnn1:device_numba"}
@@ -256,10 +257,6 @@ def _step_fits(bk, cpu, args, part):
     part["fits"] = rows
     # DSG on ijcnn1 again with the preconditioner's systems built ahead (algorithms._engine.ahead),
     # against the default eager solve above, same run
-    from algorithms._engine import ahead
-
-    from .fits import _Data, _dsg_ijcnn1, _timed_fit
-
     row = {"fit": "dsg-ijcnn1-ahead", "title": "DSG on ijcnn1, the systems built 64 iterations ahead"}
     saved = ahead.AUTO_BACKENDS
     ahead.AUTO_BACKENDS = (bk.name,)
@@ -275,16 +272,11 @@ def _step_fits(bk, cpu, args, part):
 
 
 def _step_probe(bk, cpu, args, part):
-    from .probe import probe
-
     for key, value in probe(bk).items():
         part[key] = value
 
 
 def _step_ops(bk, cpu, args, part):
-    from .device import device_roofline
-    from .ops import _op_cases, run_ops
-
     sizes = _sizes(args.small)
     names = {case[0] for case in _op_cases(sizes, np.random.default_rng(0))}
     rows = []
@@ -314,10 +306,8 @@ def nonlinear_rows(xp, n, d, seed, noise=0.04, dtype="float32"):
 
 def _step_scale(bk, cpu, args, part):
     """One pass of DSG over rows drawn on the device, a 16,384-feature budget."""
-    from algorithms import dsg
-
     xp = bk.xp
-    sizes = (256, 512) if args.small else (10_000_000, 100_000_000)
+    sizes = (256,) if args.small else (10_000_000, 100_000_000)
     budget, batch, block = (32, 64, 16) if args.small else (16_384, 4_096, 256)
     Xt, yt = nonlinear_rows(xp, 500 if args.small else 100_000, 28, seed=99)
     yt = np.asarray(bk.to_numpy(yt))
@@ -349,11 +339,8 @@ def _step_scale(bk, cpu, args, part):
 
 def _step_sweep(bk, cpu, args, part):
     """DSG at growing sizes, device against the cpu engine on the same rows."""
-    from algorithms import dsg
-    from algorithms.datasets import make_nonlinear_classes
-
-    sizes = (256, 512) if args.small else (50_000, 200_000, 1_000_000)
-    kw = {"n_iter": 4 if args.small else 200, "batch_size": 64 if args.small else 4096,
+    sizes = (256,) if args.small else (50_000, 200_000, 1_000_000)
+    kw = {"n_iter": 2 if args.small else 200, "batch_size": 64 if args.small else 4096,
           "block_size": 16 if args.small else 256, "early_stopping": False, "random_state": 0}
     Xt, yt = make_nonlinear_classes(500 if args.small else 100_000, 28, random_state=99, dtype=np.float32)
     rows = []
@@ -440,19 +427,17 @@ def _fmt(v, spec=".3g"):
 
 def markdown(report):
     """The check's report as Markdown: one section per step, tables where it has rows."""
-    from .markdown import markdown as report_markdown
-
     steps = report["steps"]
-    lines = [f"# GPU check ({report['backend']}{', small sizes' if report['small'] else ''}), "
-             f"{report['started']} UTC, {report.get('seconds', 0)} s", ""]
+    lines = [(f"# GPU check ({report['backend']}{', small sizes' if report['small'] else ''}), "
+              f"{report['started']} UTC, {report.get('seconds', 0)} s"), ""]
     lines += ["| step | status | seconds |", "|---|---|---|"]
     lines += [f"| {name} | {s.get('status')} | {s.get('seconds')} |" for name, s in steps.items()]
     env = steps.get("env", {})
     if env.get("versions"):
         lines += ["", "## env", "", "versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()),
                   f"launch path: {env.get('launch_path')}; device: {env.get('nvidia_smi', '-')}",
-                  f"fast launch = Numba's, bit for bit: {env.get('fast_equals_numba_bitwise')}; "
-                  f"launches by path: {env.get('launches')}"]
+                  (f"fast launch = Numba's, bit for bit: {env.get('fast_equals_numba_bitwise')}; "
+                   f"launches by path: {env.get('launches')}")]
     gate = steps.get("gate", {})
     if gate:
         lines += ["", "## gate", "", f"`{gate.get('command', '')}`: {gate.get('summary', '-')}",

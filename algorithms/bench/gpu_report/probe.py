@@ -26,6 +26,10 @@ import time
 
 import numpy as np
 
+from kbackends import launch_settings, losses, ops
+from kbackends.kernel_tools import launch_context, run_kernel
+from kbackends.random import omega_block
+
 
 def _per_call_us(fn, n, sync):
     fn()
@@ -53,11 +57,9 @@ def probe(bk):
 
 
 def _launch(bk):
-    import cupy as cp
+    import cupy as cp  # CuPy and Numba-CUDA: only where a device is probed
     from numba import cuda
 
-    from kbackends import launch_settings
-    from kbackends.kernels._cuda_launch import launch_context, run_kernel
 
     @cuda.jit
     def add_one(x):
@@ -152,8 +154,6 @@ def _iteration(bk, n=50_000, d=28, B=4096, F=256, n_iter=200):
     """The DSG iteration's ops on fixed arrays, eager and as a replayed CUDA graph."""
     import cupy as cp
 
-    from kbackends import losses, ops
-    from kbackends.random import omega_block
 
     rng = np.random.default_rng(0)
     X = cp.asarray(rng.standard_normal((n, d), dtype=np.float32))
