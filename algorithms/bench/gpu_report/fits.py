@@ -2,8 +2,8 @@
 
 Each fit of :func:`fits` is ``(key, title, prepare)``; ``prepare()`` loads its data
 and returns ``(fit(backend, warm), predict(model, X, backend), X_test, y_test)``.
-``fit(bk, warm=True)`` is the same fit on a few hundred rows for a couple of
-iterations: it compiles (or loads) the kernels outside the timed fit.
+``fit(bk, warm=True)`` is the same fit on the same rows for a couple of iterations: it
+compiles (or loads) the kernels outside the timed fit.
 """
 
 from __future__ import annotations
@@ -200,10 +200,13 @@ def fits(sizes, data):
 
 
 def _warmable(fit, short):
-    """``fit(bk, rows, overrides)`` as ``fit(bk, warm)``: all rows, or 256 rows with ``short``."""
+    """``fit(bk, rows, overrides)`` as ``fit(bk, warm)``: all rows, or (the warm-up) all rows
+    with ``short``'s few iterations: the same shapes as the timed fit, so what is compiled or
+    allocated once per shape (kernels typed for its arguments, CuPy's kernels and the pool's
+    blocks) stays out of its time (docs/benchmarks.md, "GPU": SBP's device fit)."""
 
     def run(bk, warm=False):
-        return fit(bk, 256, short) if warm else fit(bk, None, {})
+        return fit(bk, None, short) if warm else fit(bk, None, {})
 
     return run
 
