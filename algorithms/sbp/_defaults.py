@@ -35,7 +35,7 @@ def auto_n_iter(n):
     a9a took 95 s for 14.89%). 60 sqrt(n) (10,827 on a9a) keeps seeds 0-4 within
     15.00-15.28% at ~0.42x SVC(C=1, gamma=0.05)'s fit; the sweeps behind the
     constant (25, 45, 60, 75) are in docs/benchmarks.md ("SBP defaults, weights and
-    sparse" and "S3GD and SBP on CSR: closing issue 14").
+    sparse").
     """
     return int(min(n, max(AUTO_ITER_MIN, math.ceil(AUTO_ITER_PER_ROOT * math.sqrt(n)))))
 
