@@ -298,7 +298,10 @@ def test_the_automatic_inner_loop_is_at_most_one_pass_on_very_wide_sparse_data()
 
     rng = np.random.default_rng(0)
     n, d = 3000, 300_000
-    X = sp.random(n, d, density=6 / d, format="csr", random_state=0, data_rvs=lambda k: rng.normal(size=k))
+    # six stored values a row, built from their coordinates (scipy.sparse.random draws its
+    # positions from all n * d cells: over a minute at this size)
+    rows, cols = np.repeat(np.arange(n), 6), rng.integers(0, d, 6 * n)
+    X = sp.csr_matrix((rng.normal(size=6 * n), (rows, cols)), shape=(n, d))
     y = np.where(X @ rng.normal(size=d) > 0, 1, 0)
     model = s3gd.fit(X, y, max_epochs=3, random_state=0)
     assert model.params["inner_iter"] == n // 10
