@@ -15,11 +15,15 @@ Three things float32 can lose, each measured in one chunked pass over X
   ``s / (eps |m|)`` distinguishable values; the random features' phases
   (DSG, TSGS3VM, TSGSU) lose accuracy once ``eps max_j |m_j| / s_j`` nears 1
   (DSG at an offset of 1e7 on unit-spread features: 0.893 against 0.920 in
-  float64). Those fits compute in float64 with a warning past :data:`CAST_LOSS`.
+  float64). Past :data:`CAST_LOSS` an in-memory DSG fit of dense X is centred
+  (:func:`centre_features`: the features are translation invariant); the other
+  fits compute in float64 with a warning.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 import numpy as np
@@ -169,6 +173,8 @@ def compute_array(X, bk, dtype, *, expansion=None):
                   "X yourself)")
             return _as(X, xp, xp.float64), None
     if dtype is None and expansion is None and stats.cast_loss(eps) > CAST_LOSS:
+        if _CENTRE_FEATURES.get() and not _is_sparse(X):  # random features: translation invariant
+            return centred_cast(X, stats.mean, xp, target), tuple(float(v) for v in stats.mean)
         _warn(f"`X` has a feature whose mean is {stats.cast_loss(1.0):.3g} times its spread: float32 rounds its "
               "spread away, so computing in float64 (pass dtype='float64' to choose it and silence this warning, "
               "or standardise the features for the float32 path's speed)")
@@ -178,5 +184,26 @@ def compute_array(X, bk, dtype, *, expansion=None):
 
 def as_compute_dtype(X, bk, dtype):
     """``X`` in the dtype the random-feature fits (DSG, TSGS3VM, TSGSU) compute in:
-    :func:`compute_array` without an expansion, so never centred."""
-    return compute_array(X, bk, dtype)[0]
+    :func:`compute_array` without an expansion, never centred."""
+    with centre_features(False):
+        return compute_array(X, bk, dtype)[0]
+
+
+# Whether a random-feature fit may centre X where the cast loses its spread (a context:
+# the in-memory DSG fit allows it; the builders that run on a few rows for a distributed
+# fit, partial_fit and a warm start do not, as their later rows must be cast the same way).
+_CENTRE_FEATURES = contextvars.ContextVar("centre_features", default=False)
+
+
+@contextlib.contextmanager
+def centre_features(allowed=True):
+    """Within the block, :func:`compute_array` without an expansion subtracts the column
+    means (in float64, before the cast to float32) from a dense X whose float32 cast
+    would round its spread away (:data:`CAST_LOSS`), instead of computing in float64:
+    random features are translation invariant, so a centred fit is the same model and
+    keeps float32's speed (the model keeps the centre)."""
+    token = _CENTRE_FEATURES.set(bool(allowed))
+    try:
+        yield
+    finally:
+        _CENTRE_FEATURES.reset(token)

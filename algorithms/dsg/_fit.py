@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -22,7 +23,7 @@ from .._boundary.fit_plan import (
 from .._boundary.sparse import take_rows
 from . import _distributed
 from ._targets import class_index, target_shift, targets
-from .._boundary.precision import as_compute_dtype
+from .._boundary.precision import centre_features, compute_array
 from .._boundary.validation import (
     check_class_weights,
     check_gamma,
@@ -186,7 +187,9 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, lam
     backend : {"auto", "cpu", "cuda"} or Backend, default "auto"
     dtype : {"float32", "float64"} or None
         Compute dtype; default float32 whatever X's dtype (as fast as float32
-        input, same accuracy: :func:`algorithms._boundary.precision.as_compute_dtype`);
+        input, same accuracy: :func:`algorithms._boundary.precision.compute_array`; dense X
+        whose float32 cast would round its features' spread away is centred, the model
+        keeping the centre);
         "float64" for full float64. Predictions compute in the model's dtype.
     callback : callable or None
         Called after every iteration with a dict (iteration, n_blocks, step,
@@ -211,7 +214,8 @@ def fit(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, lam
                      "batch_size": plan.batch_size, "early_stopping": False}
         del arguments["sample_weight"], arguments["plan"]
         return distributed.fit(DISTRIBUTED, **arguments)
-    return _build(**locals()).solve()
+    with centre_features():  # in memory: X may be centred (the model keeps the centre)
+        return _build(**locals()).solve()
 
 
 def _cluster_iterations(n_iter, plan, n_rows):
@@ -229,7 +233,8 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, 
     """The engine problem of a DSG fit (:func:`fit`'s arguments, validated): the training
     source (and the held-out one of early stopping), the settings, and the model."""
     bk = resolve(backend, resolve_hint(X), y)
-    X = as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
+    # float32 unless it loses what float64 keeps; centred where the in-memory fit allows it
+    X, centre = compute_array(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     weights = check_sample_weight(sample_weight, X.shape[0])
     seed = seed_from(random_state)
     shift = target_shift(y) if loss == "squared" else None
@@ -271,8 +276,9 @@ def _build(X, y, sample_weight=None, *, loss, variant, kernel, gamma, features, 
     }
 
     def finish(result):
-        return RFFModel.from_engine(result, settings, bk, X, algorithm=variant, task=task, classes=classes,
-                                    params=params)
+        model = RFFModel.from_engine(result, settings, bk, X, algorithm=variant, task=task, classes=classes,
+                                     params=params)
+        return model if centre is None else dataclasses.replace(model, centre=centre)
 
     return _engine.Problem(sources[:1], settings, bk, X.dtype, finish, target_shift=shift)
 

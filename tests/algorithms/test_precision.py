@@ -85,16 +85,39 @@ def test_linear_kernel_at_an_offset_computes_in_float64(data):
     assert m.dtype == "float64" and m.centre is None
 
 
-def test_random_features_compute_in_float64_where_the_cast_loses_the_spread(data):
+def test_random_features_centre_where_the_cast_loses_the_spread(data, tmp_path):
+    """DSG at an offset of 1e7 on unit-spread features: the float32 cast would round the
+    spread away (0.893 against float64's 0.920); the fit centres X in float64 before the
+    cast, keeps float32, and the model (saved and loaded too) predicts raw rows."""
     Xtr, ytr, Xte, yte = data
-    with pytest.warns(UserWarning, match="times its spread"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing lost, nothing to warn of
         fast = algorithms.DSGClassifier(random_state=0).fit(Xtr + 1e7, ytr)
     full = algorithms.DSGClassifier(random_state=0, dtype="float64").fit(Xtr + 1e7, ytr)
-    assert fast.model_.dtype == "float64"
+    assert fast.model_.dtype == "float32" and fast.model_.centre is not None
+    np.testing.assert_allclose(fast.model_.centre, (Xtr + 1e7).mean(axis=0), rtol=1e-12)
     assert abs(_accuracy(fast, Xte + 1e7, yte) - _accuracy(full, Xte + 1e7, yte)) <= 0.01
+    fast.model_.save(tmp_path / "m.npz")
+    loaded = algorithms.load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(loaded.predict(Xte + 1e7), fast.predict(Xte + 1e7))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert algorithms.DSGClassifier(random_state=0, n_iter=50).fit(Xtr + 1e3, ytr).model_.dtype == "float32"
+        plain = algorithms.DSGClassifier(random_state=0, n_iter=50).fit(Xtr + 1e3, ytr).model_
+        assert plain.dtype == "float32" and plain.centre is None  # a small offset: the plain cast
+
+
+def test_fits_that_cast_later_rows_alike_compute_in_float64_instead(data):
+    """A warm start (its later calls' rows must be cast as the first's) and TSGS3VM keep
+    float64 with the warning. (A CSR X with such an offset stores every entry: the
+    boundary makes it dense, and it is centred.)"""
+    Xtr, ytr, _, _ = data
+    with pytest.warns(UserWarning, match="times its spread"):
+        warm = algorithms.DSGClassifier(random_state=0, n_iter=20, warm_start=True).fit(Xtr + 1e7, ytr)
+    with pytest.warns(UserWarning, match="times its spread"):
+        s3vm = algorithms.TSGS3VMClassifier(random_state=0, n_iter=20).fit(
+            Xtr + 1e7, np.where(np.arange(ytr.size) < 50, ytr, -1))
+    for est in (warm, s3vm):
+        assert est.model_.dtype == "float64" and est.model_.centre is None
 
 
 def test_scan_in_chunks_matches_the_whole_array(monkeypatch):
