@@ -12,3 +12,18 @@ def cancer():
     host arrays, unchanged, after each launch.)"""
     X, y = load_breast_cancer(return_X_y=True)
     return (X - X.mean(0)) / X.std(0), y
+
+
+@pytest.fixture
+def device_tool_backend():
+    """The backend a dry run of the GPU tools takes: "cudasim" under the simulator,
+    "cuda" on a GPU; skipped elsewhere."""
+    import os
+
+    import kbackends
+
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return "cudasim"
+    if "cuda" in kbackends.available_backends():
+        return "cuda"
+    pytest.skip("no CUDA GPU here and the simulator is off")

@@ -4,25 +4,18 @@ process of its own; and a step that overruns its limit is killed and recorded, t
 going on."""
 
 import json
-import os
 import sys
 
 import pytest
 
-import kbackends
 from algorithms.bench.gpu_report import check
 
 
 @pytest.mark.cuda
-def test_dry_run_writes_every_step(tmp_path):
+def test_dry_run_writes_every_step(tmp_path, device_tool_backend):
     from algorithms._cli.main import main
 
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        backend = "cudasim"
-    elif "cuda" in kbackends.available_backends():
-        backend = "cuda"
-    else:
-        pytest.skip("no CUDA GPU here and the simulator is off")
+    backend = device_tool_backend
     steps = "env,gate,probe,scale,sweep,asv"  # fits and ops: the functions test_gpu_report's dry run runs
     assert main(["gpu-check", "--out", str(tmp_path), "--small", "--backend", backend, "--only", steps]) == 0
     report = json.loads((tmp_path / "check.json").read_text())

@@ -7,19 +7,13 @@ import os
 
 import pytest
 
-import kbackends
 
 
 @pytest.mark.cuda
-def test_small_report_has_every_section(tmp_path):
+def test_small_report_has_every_section(tmp_path, device_tool_backend):
     from algorithms._cli.main import main
 
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        backend = "cudasim"
-    elif "cuda" in kbackends.available_backends():
-        backend = "cuda"
-    else:
-        pytest.skip("no CUDA GPU here and the simulator is off")
+    backend = device_tool_backend
     kernels_tests = os.path.join(os.path.dirname(os.path.dirname(__file__)), "kbackends")
     assert main(["gpu-report", "--out", str(tmp_path), "--small", "--backend", backend,
                  "--pytest-args", f"{kernels_tests}/test_waterfill_cuda.py -k no_segment"]) == 0
