@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -19,7 +20,7 @@ from .._boundary.params import (
 )
 from .._boundary.fit_plan import budget_blocks
 from .._boundary.sparse import stack_rows, take_rows
-from .._boundary.precision import as_compute_dtype
+from .._boundary.precision import centre_features, centred_cast, compute_array
 from .._boundary.validation import check_gamma, check_labels, check_X, seed_from
 from ..dsg import decision_function, predict  # noqa: F401 (public here: tsgs3vm.predict)
 
@@ -103,7 +104,8 @@ def fit(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, fea
         raise ValueError(msg)
     if distributed.is_dask_array(X):  # data-parallel on the current dask.distributed Client
         return distributed.fit(DISTRIBUTED, **locals())
-    return _build(**locals()).solve()
+    with centre_features():  # in memory: X may be centred (the model keeps the centre)
+        return _build(**locals()).solve()
 
 
 def _build(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, features, n_iter, batch_size, block_size,
@@ -113,7 +115,9 @@ def _build(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, 
     labelled and unlabelled sources, the settings, and the model."""
     bk = resolve(backend, resolve_hint(X), y, resolve_hint(X_unlabeled))
     xp = bk.xp
-    X = as_compute_dtype(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
+    # float32 unless it loses what float64 keeps; centred where the in-memory fit allows it,
+    # the unlabelled rows on the same centre
+    X, centre = compute_array(check_X(X, bk, dtype, accept_sparse=True), bk, dtype)
     y_host = check_labels(y, X.shape[0], unlabeled=unlabeled_label if X_unlabeled is None else None)
     if X_unlabeled is None:
         unlabeled = y_host == unlabeled_label
@@ -123,7 +127,9 @@ def _build(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, 
         y_l = y_host[rows_l]
     else:
         X_l, y_l = X, y_host
-        X_u = check_X(X_unlabeled, bk, X.dtype, name="X_unlabeled", accept_sparse=True)
+        X_u = check_X(X_unlabeled, bk, X.dtype if centre is None else None, name="X_unlabeled", accept_sparse=True)
+        if centre is not None:  # subtracted in float64, then cast, as X was
+            X_u = centred_cast(X_u, centre, xp, X.dtype)
         if X_u.shape[1] != X.shape[1]:
             msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X` has {X.shape[1]}"
             raise ValueError(msg)
@@ -176,8 +182,9 @@ def _build(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, 
     }
 
     def finish(result):
-        return RFFModel.from_engine(result, settings, bk, X, algorithm="tsgs3vm", task=task, classes=classes,
-                                    params=params)
+        model = RFFModel.from_engine(result, settings, bk, X, algorithm="tsgs3vm", task=task, classes=classes,
+                                     params=params)
+        return model if centre is None else dataclasses.replace(model, centre=centre)
 
     return _engine.Problem(sources, settings, bk, X.dtype, finish)
 
