@@ -29,7 +29,8 @@ from .._boundary.params import (
 from .._boundary.fit_plan import budget_blocks
 from .._boundary.sparse import stack_rows
 from .._boundary.validation import check_gamma, check_prior, seed_from
-from ._inputs import check_su_inputs
+from .._boundary.precision import centre_features
+from ._inputs import engine_su_inputs
 from ._prior import estimate_prior
 from ._risk import CORRECTIONS, MARGIN_LOSSES, _SURisk
 
@@ -182,7 +183,8 @@ def fit(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing
         raise ValueError(msg)
     if distributed.is_dask_array(X_similar):  # data-parallel on the current dask.distributed Client
         return distributed.fit(DISTRIBUTED, **locals())
-    return _build(**locals()).solve()
+    with centre_features():  # in memory: X may be centred (the model keeps the centre)
+        return _build(**locals()).solve()
 
 
 def _build(X_similar, X_unlabeled, *, prior, loss, correction, correction_smoothing, correction_margin, lam,
@@ -193,7 +195,7 @@ def _build(X_similar, X_unlabeled, *, prior, loss, correction, correction_smooth
     and unlabelled sources, the SU risk's derivatives, the settings, and the model."""
     bk = resolve(backend, resolve_hint(X_similar), resolve_hint(X_unlabeled))
     xp = bk.xp
-    X_s, X_u = check_su_inputs(X_similar, X_unlabeled, bk, dtype, engine=True)
+    X_s, X_u, centre = engine_su_inputs(X_similar, X_unlabeled, bk, dtype)
     max_blocks = budget_blocks(feature_budget, X_u, block_size)
     seed = seed_from(random_state)
     if prior is None:
@@ -224,6 +226,8 @@ def _build(X_similar, X_unlabeled, *, prior, loss, correction, correction_smooth
     def finish(result):
         model = RFFModel.from_engine(result, settings, bk, X_s, algorithm="tsgsu", task="binary",
                                      classes=np.array([-1, 1]), params=params)
+        if centre is not None:
+            model = dataclasses.replace(model, centre=centre)
         return with_classes(model, positive_class, negative_class)
 
     return _engine.Problem(sources, settings, bk, X_s.dtype, finish)

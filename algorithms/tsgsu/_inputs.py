@@ -8,7 +8,7 @@ from kbackends import array_namespace, is_array, to_numpy
 
 from .._models.dask_arrays import is_dask_array
 from .._boundary.sparse import is_sparse, take_rows
-from .._boundary.precision import as_compute_dtype
+from .._boundary.precision import as_compute_dtype, centred_cast, compute_array
 from .._boundary.validation import check_X, is_numpy_like
 
 # --- input handling -----------------------------------------------------------------------
@@ -93,6 +93,23 @@ def _rows_by_indicator(X, s):
     xp = array_namespace(X)
     dev = getattr(X, "device", None)
     return xp.take(X, xp.asarray(rows_s, device=dev), axis=0), xp.take(X, xp.asarray(rows_u, device=dev), axis=0)
+
+
+def engine_su_inputs(X_similar, X_unlabeled, bk, dtype):
+    """:func:`check_su_inputs` in the engine's compute dtype for a fit, with the centre:
+    ``(X_s, X_u, centre)``. Where the fit may centre (``precision.centre_features``) and
+    float32 would round the similar points' spread away, both sources are centred on the
+    similar points' column means (subtracted in float64, then cast); ``centre`` is those
+    means (a tuple) or None."""
+    X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar", accept_sparse=True)
+    X_s, centre = compute_array(X_s, bk, dtype)
+    X_u = check_X(X_unlabeled, bk, X_s.dtype if centre is None else None, name="X_unlabeled", accept_sparse=True)
+    if X_u.shape[1] != X_s.shape[1]:
+        msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"
+        raise ValueError(msg)
+    if centre is not None:
+        X_u = centred_cast(X_u, centre, bk.xp, X_s.dtype)
+    return X_s, X_u, centre
 
 
 def check_su_inputs(X_similar, X_unlabeled, bk, dtype, *, engine=False):

@@ -125,6 +125,24 @@ def test_tsgs3vm_centres_both_sources_on_one_centre(data):
     assert abs(float(np.mean(tsgs3vm.predict(apart, Xte + 1e7) == yte)) - _accuracy(full, Xte + 1e7, yte)) <= 0.03
 
 
+def test_tsgsu_centres_both_sources_on_one_centre(data, recwarn):
+    """TSGSU at an offset of 1e7: the similar points' centre, the unlabelled points on it,
+    float32, within 0.02 of the float64 fit's accuracy."""
+    from algorithms import tsgsu
+
+    Xtr, ytr, Xte, yte = data
+    keep = np.flatnonzero((ytr == 1) | (np.arange(ytr.size) % 3 == 0))  # positives ~70%: a prior away from 1/2
+    X, y_pm = Xtr[keep], np.where(ytr[keep] == 1, 1, -1)
+    kw = {"prior": float(np.mean(y_pm == 1)), "random_state": 0, "n_iter": 60}
+    X_s, X_u = tsgsu.make_su_data(X + 1e7, y_pm, 150, 400, random_state=0)
+    fast = tsgsu.fit(X_s, X_u, **kw)
+    assert not [w for w in recwarn if "times its spread" in str(w.message)]
+    full = tsgsu.fit(X_s, X_u, dtype="float64", **kw)
+    assert fast.dtype == "float32" and fast.centre is not None
+    acc = [float(np.mean(tsgsu.predict(m, Xte + 1e7) == np.where(yte == 1, 1, -1))) for m in (fast, full)]
+    assert acc[1] > 0.6 and abs(acc[0] - acc[1]) <= 0.02, acc  # the test rows: half each class
+
+
 def test_fits_that_cast_later_rows_alike_compute_in_float64_instead(data):
     """A warm start (its later calls' rows must be cast as the first's) keeps float64 with
     the warning. (A CSR X with such an offset stores every entry: the boundary makes it
