@@ -23,6 +23,7 @@ from __future__ import annotations
 from kbackends import ops
 
 from .._boundary.sparse import batch_rows
+from .steps import gauss_newton_eta, gauss_newton_weight
 
 SYSTEMS_AHEAD = 64  # iterations whose systems are built at once, at most
 SYSTEMS_BYTES = 256 * 2**20  # the stored features of those iterations, at most
@@ -75,7 +76,7 @@ class SystemsAhead:
                 part = xp.concat([part, xp.astype(xp.sum(g, axis=0, keepdims=True), xp.float64) / B], axis=0)
             rhs = part if rhs is None else rhs + part
         step = xp.matmul(self.inverses[j, ...], rhs)
-        eta = eta / max(src.loss.curvature for src in self.sources)
+        eta = gauss_newton_eta(eta, self.sources)
         F = s.block_size
         delta = xp.astype(-eta * step[:F, :], self.dtype)
         delta_b = xp.astype(-eta * step[F, :], self.dtype) if s.fit_intercept else \
@@ -97,7 +98,7 @@ class SystemsAhead:
                                      check_input=False) for (_, indices, _), (omega, phase) in zip(upcoming, blocks)]
             P = xp.stack(phis)  # (K, B, F)
             self.features.append(P)
-            weight = src.weight if src.curvature is None else src.curvature
+            weight = gauss_newton_weight(src)
             part = _gram(xp, P, weight, s.fit_intercept)
             cov = part if cov is None else cov + part
         self.inverses = xp.linalg.inv(_regularised(xp, cov, s.ridge, s.block_size))

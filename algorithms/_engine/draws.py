@@ -72,8 +72,7 @@ class BatchIndices:
     def __init__(self, sources, rng, bk, last, ahead=AHEAD, plan=None):
         self.sources, self.rng, self.bk, self.last, self.ahead = sources, rng, bk, last, max(1, int(ahead))
         self.plan = plan
-        self._queue = deque()  # (t, indices, target) of iterations drawn and not yet taken
-        self._next = None  # the next iteration to draw
+        self._queue = deque()  # (t, indices, target) of the iterations drawn and not yet taken, in order
         self.target = None  # the target of the iteration last taken (None without a plan)
 
     def _draw(self, t):
@@ -83,14 +82,13 @@ class BatchIndices:
     def fill(self, t, k):
         """Draw iterations up to ``t + k - 1`` (not past the run's last) that are not drawn
         yet; iteration ``t`` is the next the loop takes. Returns the queue's length."""
-        first = t if self._next is None or not self._queue else self._next
+        first = t + len(self._queue)  # the queue holds iterations t, t + 1, ... drawn already
         stop = min(self.last, t + k - 1)
         if first > stop:
             return len(self._queue)
         drawn = [self._draw(u) for u in range(first, stop + 1)]
         blocks = [self.bk.asarray(np.stack([d[0][i] for d in drawn])) for i in range(len(self.sources))]
         self._queue.extend((first + j, [block[j, :] for block in blocks], d[1]) for j, d in enumerate(drawn))
-        self._next = stop + 1
         return len(self._queue)
 
     def upcoming(self):
@@ -100,9 +98,6 @@ class BatchIndices:
     def take(self, t):
         """The indices of iteration ``t``: one device array (batch_size,) per source;
         its target block is then :attr:`target`."""
-        if self.ahead == 1 and not self._queue:
-            rows, self.target = self._draw(t)
-            return [self.bk.asarray(r) for r in rows]
         if not self._queue:
             self.fill(t, self.ahead)
         u, indices, self.target = self._queue.popleft()

@@ -109,7 +109,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
             batches = it.draw_batches(t)  # 1
             it.take_derivatives(batches)  # 2
             target = it.choose_block(t, batches, eta)  # 3
-            omega, phase, delta = it.step_block(target, batches, eta)  # 4-5
+            omega, phase, delta = it.step_block(t, target, batches, eta)  # 4-5
             it.update_predictions(t, omega, phase, delta, eta)  # the caches and 6
             it.end_iteration(t)
             if it.report(t, batches, eta, target) or (it.monitor is not None and it.monitor.stop()):
@@ -175,9 +175,8 @@ class _Iteration:
             self.n_blocks, self.max_blocks, (s.udsg_new, s.udsg_old) if s.variant == "udsg" else None)
         ahead = 1 if s.callback is not None or (s.variant == "cdsg" and self.max_blocks < s.n_iter) else AHEAD
         self.indices = BatchIndices(sources, self.rng, bk, self.last, ahead=ahead, plan=self.plan)
-        k = systems_ahead(s, bk, sources) if self.plan is not None else 0
+        k = systems_ahead(s, bk, sources)
         self.systems = SystemsAhead(k, sources, bk, s, dtype, self.block) if k else None
-        self.t = self.t_done
 
     def _cache(self, src):
         """f on every row of ``src`` when that is cheaper than evaluating each batch, else None."""
@@ -205,7 +204,6 @@ class _Iteration:
         """Step 1: every source's mini-batch and f on it (from the cache or over all blocks),
         the intercept shifted first where the class balance is constrained."""
         xp, bk = self.xp, self.bk
-        self.t = t
         if self.systems is not None and not self.systems.ready(t):  # the next K iterations' systems
             self.indices.fill(t, self.systems.k)
             self.systems.build(self.indices.upcoming())
@@ -273,13 +271,13 @@ class _Iteration:
                               self.sources[0].batch_size)
         return k_old
 
-    def step_block(self, target, batches, eta):
+    def step_block(self, t, target, batches, eta):
         """Steps 4-5: the step on block ``target`` (and the intercept), older blocks shrunk
         through the scale factor, the step added in stored units; a new block grows the buffers."""
         s, F = self.settings, self.F
         omega, phase = self.block(target)
         if self.systems is not None:  # the preconditioner built ahead (ahead.SystemsAhead)
-            delta, delta_b = self.systems.step(self.t, [batch.g for batch in batches], eta)
+            delta, delta_b = self.systems.step(t, [batch.g for batch in batches], eta)
         else:
             delta, delta_b = _block_step(batches, omega, phase, self.bk, s, eta, F)
         self.scale *= 1.0 - eta * s.lam

@@ -93,6 +93,16 @@ def _cdsg_step(beta, g_mean, gamma_t, bound, batch_size):
     return k, float(steps[k])
 
 
+def gauss_newton_weight(src):
+    """A source's weight in the preconditioner's system: its Gauss-Newton curvature, or its weight."""
+    return src.weight if src.curvature is None else src.curvature
+
+
+def gauss_newton_eta(eta, sources):
+    """The preconditioned step's length: ``eta`` over the largest curvature of the sources' losses."""
+    return eta / max(src.loss.curvature for src in sources)
+
+
 def _block_step(batches, omega, phase, bk, s, eta: float, F: int):
     """Coefficient change of one block (F, n_outputs) and of the intercept (n_outputs,).
 
@@ -119,9 +129,9 @@ def _block_step(batches, omega, phase, bk, s, eta: float, F: int):
     for batch in batches:
         phi = ops.rff_features(batch.X, omega, phase, backend=bk, check_input=False)
         src = batch.source
-        weight = src.weight if src.curvature is None else src.curvature  # each source's Gauss-Newton curvature
+        weight = gauss_newton_weight(src)
         cov, rhs = ops.gn_system(phi, batch.g, cov, rhs, weight=weight, fit_intercept=s.fit_intercept, backend=bk)
-    eta = eta / max(batch.source.loss.curvature for batch in batches)
+    eta = gauss_newton_eta(eta, [batch.source for batch in batches])
     return ops.gn_solve(cov, rhs, ridge=s.ridge, eta=eta, n_features=F, fit_intercept=s.fit_intercept,
                         dtype=batches[0].X.dtype, backend=bk)
 
