@@ -30,6 +30,7 @@ import numpy as np
 
 from kbackends import to_numpy
 
+from .validation import check_X
 from .warn import warn_user
 
 SCAN_ROWS = 65536  # rows per chunk of the scan and the centred cast (65,536 x 20 float64: 10 MB)
@@ -180,6 +181,16 @@ def compute_array(X, bk, dtype, *, expansion=None):
               "or standardise the features for the float32 path's speed)")
         return X, None  # float64: the early return took float32 input
     return _as(X, xp, target), None
+
+
+def second_source(X, bk, dtype, centre, *, name):
+    """A second source of a fit (``X_unlabeled``) validated and cast as its first source
+    was by :func:`compute_array`: in ``dtype``, or centred on the first's ``centre`` (in
+    float64, then the cast)."""
+    X = check_X(X, bk, dtype if centre is None else None, name=name, accept_sparse=True)
+    if centre is None or X.shape[1] != len(centre):  # a wrong width: the caller's check names it
+        return X
+    return centred_cast(X, centre, bk.xp, dtype)
 
 
 def as_compute_dtype(X, bk, dtype):

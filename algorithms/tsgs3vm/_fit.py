@@ -20,7 +20,7 @@ from .._boundary.params import (
 )
 from .._boundary.fit_plan import budget_blocks
 from .._boundary.sparse import stack_rows, take_rows
-from .._boundary.precision import centre_features, centred_cast, compute_array
+from .._boundary.precision import centre_features, compute_array, second_source
 from .._boundary.validation import check_gamma, check_labels, check_X, seed_from
 from ..dsg import decision_function, predict  # noqa: F401 (public here: tsgs3vm.predict)
 
@@ -127,9 +127,7 @@ def _build(X, y, X_unlabeled=None, *, C, C_star, unlabeled_loss, kernel, gamma, 
         y_l = y_host[rows_l]
     else:
         X_l, y_l = X, y_host
-        X_u = check_X(X_unlabeled, bk, X.dtype if centre is None else None, name="X_unlabeled", accept_sparse=True)
-        if centre is not None:  # subtracted in float64, then cast, as X was
-            X_u = centred_cast(X_u, centre, xp, X.dtype)
+        X_u = second_source(X_unlabeled, bk, X.dtype, centre, name="X_unlabeled")
         if X_u.shape[1] != X.shape[1]:
             msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X` has {X.shape[1]}"
             raise ValueError(msg)

@@ -8,7 +8,7 @@ from kbackends import array_namespace, is_array, to_numpy
 
 from .._models.dask_arrays import is_dask_array
 from .._boundary.sparse import is_sparse, take_rows
-from .._boundary.precision import as_compute_dtype, centred_cast, compute_array
+from .._boundary.precision import as_compute_dtype, compute_array, second_source
 from .._boundary.validation import check_X, is_numpy_like
 
 # --- input handling -----------------------------------------------------------------------
@@ -103,12 +103,10 @@ def engine_su_inputs(X_similar, X_unlabeled, bk, dtype):
     means (a tuple) or None."""
     X_s = check_X(_pointwise(X_similar), bk, dtype, name="X_similar", accept_sparse=True)
     X_s, centre = compute_array(X_s, bk, dtype)
-    X_u = check_X(X_unlabeled, bk, X_s.dtype if centre is None else None, name="X_unlabeled", accept_sparse=True)
+    X_u = second_source(X_unlabeled, bk, X_s.dtype, centre, name="X_unlabeled")
     if X_u.shape[1] != X_s.shape[1]:
         msg = f"`X_unlabeled` has {X_u.shape[1]} features but `X_similar` has {X_s.shape[1]}"
         raise ValueError(msg)
-    if centre is not None:
-        X_u = centred_cast(X_u, centre, bk.xp, X_s.dtype)
     return X_s, X_u, centre
 
 
