@@ -71,7 +71,7 @@ class SystemsAhead:
         for phi, g in zip(self.features, g_by_source):
             P = phi[j, ...]
             B = P.shape[0]
-            part = xp.astype(xp.matmul(xp.matrix_transpose(P), xp.astype(g, P.dtype)), xp.float64) / B
+            part = xp.astype(xp.matmul(xp.matrix_transpose(P), xp.astype(g, P.dtype, copy=False)), xp.float64) / B
             if s.fit_intercept:
                 part = xp.concat([part, xp.astype(xp.sum(g, axis=0, keepdims=True), xp.float64) / B], axis=0)
             rhs = part if rhs is None else rhs + part
