@@ -15,7 +15,13 @@ from algorithms import S3GDClassifier, s3gd
 from algorithms._boundary.fit_plan import class_row_weights as row_weights
 from algorithms.bench.protocols import appended, logistic_objective, logistic_optimum
 from algorithms.bench.s3gd_defaults import heavy_tailed_problem
-from algorithms.s3gd._setup import DEFAULT_TOL, choose_defaults, norm_sampling, row_statistics
+from algorithms.s3gd._setup import (
+    DEFAULT_TOL,
+    NORM_SAMPLING_SPREAD,
+    choose_defaults,
+    norm_sampling,
+    row_statistics,
+)
 from kbackends import to_numpy
 
 STATS = {"method": "s3gd", "max_sq": 5.0, "mean_sq": 3.0, "nnz_row": 20, "n_features": 20, "n_anchors": 100,
@@ -81,7 +87,9 @@ def test_norm_sampling_keeps_the_batch_average_unbiased_and_bounds_the_step_cons
     X = rng.standard_t(2, size=(n, 3))
     weights = rng.integers(0, 3, n).astype(np.float64)
     weights /= weights.mean()
+    X[7] *= 20.0  # one row far out: the uniform step would rest on it
     sq, mean_sq, _ = row_statistics(X, np, weights)
+    assert sq[weights > 0].max() > NORM_SAMPLING_SPREAD * mean_sq
     draw, scale, max_sq = norm_sampling(sq, mean_sq, weights)
     q = draw / draw.sum()
     terms = rng.standard_normal((n, 4))  # any per-row gradient terms
@@ -90,9 +98,12 @@ def test_norm_sampling_keeps_the_batch_average_unbiased_and_bounds_the_step_cons
     assert draw.mean() == pytest.approx(1.0) and np.all(draw[weights == 0] == 0) and np.all(scale <= 2.0)
     live = weights > 0
     assert max_sq == pytest.approx(np.max((scale * sq)[live])) and max_sq < 2 * mean_sq < sq[live].max()
-    # rows of equal norms: drawn by their weights alone, no importance weights
+    # rows of equal norms, or none far from the mean: drawn by their weights alone, no importance weights
     same = norm_sampling(np.full(n, 4.0), 4.0, weights)
     assert same[0] is weights and same[1] is None and same[2] == 4.0
+    mild = np.where(np.arange(n) == 3, 0.9 * NORM_SAMPLING_SPREAD, 1.0)
+    uniform = norm_sampling(mild, 1.0, weights)
+    assert uniform[0] is weights and uniform[1] is None and uniform[2] == mild[weights > 0].max()
 
 
 def test_heavy_tailed_rows_do_not_dictate_the_automatic_step():
