@@ -3,12 +3,14 @@ two-basin level against the sort-based reference on the responses it was compute
 from, and each iteration's draw, bookkeeping, update and average against the
 array-API steps and the ``kernel_response_update`` kernel on the same state."""
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from numba import njit
 
 import algorithms.sbp  # noqa: F401  (registers the kernels)
+from algorithms import sbp
 from kbackends import get_kernel, resolve
 from kbackends.kernel_tools import WARM_STATE, biased_level_warm, warm_bands, warm_follow
 from kbackends.testing import oracle
@@ -149,6 +151,26 @@ def test_each_iteration_equals_the_array_steps(dtype, sparse):
         tol = 64 * np.finfo(dtype).eps
         np.testing.assert_allclose(C1, c, rtol=tol, atol=tol)
         np.testing.assert_allclose(C_bar1, c_bar, rtol=1e-6, atol=1e-6 * t)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_the_model_does_not_depend_on_the_threads(sparse, kernel):
+    """The kernel row's products run on every core, each row's value computed as one
+    thread computes it: one thread and all of them give the same model to the bit."""
+    X, Y = _data(500, 7, np.float64, 2, sparse)
+    models = []
+    before = numba.get_num_threads()
+    try:
+        for threads in (1, before):
+            numba.set_num_threads(threads)
+            models.append(sbp.fit(X, Y, nu=0.1, kernel=kernel, n_iter=300, random_state=0))
+    finally:
+        numba.set_num_threads(before)
+    one, many = models
+    np.testing.assert_array_equal(one.coef, many.coef)
+    np.testing.assert_array_equal(one.intercept, many.intercept)
+    assert one.params["levels"] == many.params["levels"]
 
 
 def _dyadic_heights(rng, n, positive, span):

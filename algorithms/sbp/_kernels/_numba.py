@@ -15,7 +15,7 @@ float64 scalars round as NumPy rounds them); the update's passes with it.
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from kbackends.kernel_tools import biased_level_warm, fast_exp, warm_bands, warm_follow
 
@@ -47,6 +47,35 @@ def _draw(C, Y, g, b, uniform):
     return C.shape[0] - 1, count  # not reached: count rows satisfy the test
 
 
+# The kernel row's products, the bulk of an iteration's arithmetic, on every core: each
+# row's value is computed as in one thread (no sum across rows), so the models do not
+# depend on the number of threads.
+@njit(fastmath=_FAST, cache=True, parallel=True)
+def _sparse_dots(data, indices, indptr, S, dots):
+    """``dots[i] = x_i . s`` for CSR rows ``x_i`` and the dense row ``S``."""
+    for i in prange(dots.shape[0]):
+        dot = 0.0
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):  # unsigned: no wrap-around tests
+            dot += data[p] * S[np.uint64(indices[p])]
+        dots[i] = dot
+
+
+@njit(fastmath=_FAST, cache=True, parallel=True)
+def _dense_dots(X, row, kernel_code, dots):
+    """``dots[i] = ||x_i - x_row||^2`` (RBF) or ``x_i . x_row`` (linear) for dense X."""
+    d = X.shape[1]
+    for i in prange(dots.shape[0]):
+        acc = 0.0
+        if kernel_code == 0:
+            for k in range(d):
+                diff = X[i, k] - X[row, k]
+                acc += diff * diff
+        else:
+            for k in range(d):
+                acc += X[i, k] * X[row, k]
+        dots[i] = acc
+
+
 @njit(fastmath=_FAST, cache=True)
 def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots, warm):
     """``C += y w K(X, x_row)`` for CSR X (the row scattered into the dense ``S``,
@@ -56,11 +85,7 @@ def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, 
         S[indices[p]] = data[p]
     sq_s = sq_norms[row]
     n = C.shape[0]
-    for i in range(n):
-        dot = 0.0
-        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):  # unsigned: no wrap-around tests
-            dot += data[p] * S[np.uint64(indices[p])]
-        dots[i] = dot
+    _sparse_dots(data, indices, indptr, S, dots)
     for p in range(lo, hi):
         S[indices[p]] = 0.0
     if kernel_code == 0:
@@ -75,17 +100,7 @@ def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, 
 @njit(fastmath=_FAST, cache=True)
 def _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, warm):
     """``C += y w K(X, x_row)`` for dense X, then ``C_bar += s_avg C``."""
-    d = X.shape[1]
-    for i in range(C.shape[0]):
-        acc = 0.0
-        if kernel_code == 0:
-            for k in range(d):
-                diff = X[i, k] - X[row, k]
-                acc += diff * diff
-        else:
-            for k in range(d):
-                acc += X[i, k] * X[row, k]
-        dots[i] = acc
+    _dense_dots(X, row, kernel_code, dots)
     if kernel_code == 0:
         for i in range(C.shape[0]):
             dots[i] = w * fast_exp(-gamma * dots[i])
