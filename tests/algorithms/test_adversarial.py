@@ -1,0 +1,23 @@
+"""Cases an adversarial pass over the public entries found: each failed before its fix
+(a silently wrong result, or an error that did not say what to change)."""
+
+import numpy as np
+import pytest
+
+from algorithms import DSGClassifier
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(200) < 0.5, -1, 1)
+    X = rng.normal(size=(200, 5))
+    X[:, 0] += 1.5 * y
+    return X, y
+
+
+def test_a_validation_fraction_leaving_too_few_rows_is_refused_by_name(blobs):
+    """scikit-learn's split refused it naming `train_size`, which DSG does not have."""
+    X, y = blobs
+    with pytest.raises(ValueError, match=r"`validation_fraction`=0.999 .* leaving 1 to train on for 2 classes"):
+        DSGClassifier(early_stopping=True, validation_fraction=0.999, n_iter=5, block_size=32).fit(X, y)
