@@ -21,3 +21,12 @@ def test_a_validation_fraction_leaving_too_few_rows_is_refused_by_name(blobs):
     X, y = blobs
     with pytest.raises(ValueError, match=r"`validation_fraction`=0.999 .* leaving 1 to train on for 2 classes"):
         DSGClassifier(early_stopping=True, validation_fraction=0.999, n_iter=5, block_size=32).fit(X, y)
+
+
+def test_an_s3gd_inner_loop_over_the_memory_budget_is_refused_by_name(blobs):
+    """It surfaced as a raw MemoryError (74.5 GiB of row indices) after the anchors were built."""
+    from algorithms import S3GDClassifier
+
+    X, y = blobs
+    with pytest.raises(ValueError, match="lower `inner_iter`"):
+        S3GDClassifier(inner_iter=10**9, n_anchors=10, max_epochs=1).fit(X, y)
