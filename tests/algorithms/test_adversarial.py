@@ -30,3 +30,18 @@ def test_an_s3gd_inner_loop_over_the_memory_budget_is_refused_by_name(blobs):
     X, y = blobs
     with pytest.raises(ValueError, match="lower `inner_iter`"):
         S3GDClassifier(inner_iter=10**9, n_anchors=10, max_epochs=1).fit(X, y)
+
+
+@pytest.mark.parametrize("marker", [float("nan"), np.float32("nan")])
+def test_a_nan_unlabeled_label_is_refused_by_name(blobs, marker):
+    """NaN never equals itself, so no row matched it: scikit-learn's "Input y contains NaN"
+    (estimator) or "NaN labels" (function), neither naming `unlabeled_label`."""
+    from algorithms import TSGS3VMClassifier, tsgs3vm
+
+    X, y = blobs
+    y = y.astype(float)
+    y[100:] = np.nan
+    for fit in (lambda: TSGS3VMClassifier(unlabeled_label=marker, n_iter=2).fit(X, y),
+                lambda: tsgs3vm.fit(X, y, unlabeled_label=marker, n_iter=2)):
+        with pytest.raises(ValueError, match="`unlabeled_label` must be a label other than NaN"):
+            fit()
