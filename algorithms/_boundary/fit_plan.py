@@ -194,6 +194,10 @@ def validation_rows(n_rows, fraction, seed, labels=None, *, every_class=False):
         if every_class:
             n_held = min(max(n_held, counts.size), n_rows - counts.size)
         if counts.min() >= 2 and counts.size <= n_held:
+            if n_rows - n_held < counts.size:  # scikit-learn's split would refuse it naming train_size
+                msg = (f"`validation_fraction`={fraction} holds out {n_held} of the {n_rows} rows, leaving "
+                       f"{n_rows - n_held} to train on for {counts.size} classes: lower `validation_fraction`")
+                raise ValueError(msg)
             stratify = labels
     if n_rows > LARGE_SPLIT_ROWS and not every_class:
         held = _held_out_sample(n_rows, n_held, seed, stratify)

@@ -133,8 +133,7 @@ def read(path, fmt="auto", *, label_column=None, has_labels=True, header="auto",
     try:
         head = _first_lines(path, opener, _SNIFF_LINES)
     except (OSError, EOFError, UnicodeDecodeError) as exc:
-        msg = f"data file {name!r} cannot be read ({exc})"
-        raise DataError(msg) from exc
+        raise DataError(_unreadable(name, exc)) from exc
     if not head:
         msg = f"data file {name!r} has no data rows"
         raise DataError(msg)
@@ -147,8 +146,14 @@ def read(path, fmt="auto", *, label_column=None, has_labels=True, header="auto",
     except DataError:
         raise
     except (OSError, EOFError, UnicodeDecodeError, csv.Error) as exc:
-        msg = f"data file {name!r} cannot be read ({exc})"
-        raise DataError(msg) from exc
+        raise DataError(_unreadable(name, exc)) from exc
+
+
+def _unreadable(name, exc):
+    """The message of a file that cannot be read; one in another encoding says what to do."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"data file {name!r} is not UTF-8 text ({exc}): save it as UTF-8 (or ASCII)"
+    return f"data file {name!r} cannot be read ({exc})"
 
 
 def _sniff(path, head):

@@ -284,6 +284,10 @@ def _consistent(cls, fields, arrays):
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise _BadFile(f"its `n_features_in` is {n!r}, not a positive integer")
     _check_shapes(cls.__name__, fields, arrays, n)
+    for key, value in arrays.items():  # a NaN coefficient would load, then predict NaN on every row
+        values = getattr(value, "data", value) if hasattr(value, "tocsr") else value
+        if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
+            raise _BadFile(f"its `{key}` holds NaN or infinite values")
     try:
         model = cls(**fields, **arrays)
         values = np.asarray(to_numpy(model.decision_function(np.zeros((1, n)), backend="cpu")))

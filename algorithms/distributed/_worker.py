@@ -14,9 +14,11 @@ from .. import _engine
 from ._common import WorkerLostError
 
 
-# On each worker process: fit token -> _LocalFit. A fit's tasks are pinned to their
-# worker, so this is where its data and engine state live between rounds (tasks, not
-# actors: tasks show on the dashboard and their failures reach the driver as errors).
+# On each worker process: (fit token, worker address) -> _LocalFit. A fit's tasks are
+# pinned to their worker, so this is where its data and engine state live between rounds
+# (tasks, not actors: tasks show on the dashboard and their failures reach the driver as
+# errors). The address too: the workers of LocalCluster(processes=False) are threads of
+# one process, and keyed by the token alone they shared one state (a wrong model).
 _LOCAL: dict = {}
 _LOCAL_LOCK = threading.Lock()
 
@@ -122,14 +124,14 @@ def _init_local(token, spec, worker_seed, synced, *parts):
 
     local.settings = dataclasses.replace(settings, callback=record)
     with _LOCAL_LOCK:
-        _LOCAL[token] = local
+        _LOCAL[_key(token)] = local
     return {"ok": True, "rows": n_rows}
 
 
 def _local_round(token, update, stop, *parts):
     """Task: apply the averaged change of the last round, run to iteration ``stop``,
     return this worker's changes (the rows of the blocks it touched)."""
-    local = _LOCAL.get(token)
+    local = _LOCAL.get(_key(token))
     if local is None:
         msg = f"the state of fit {token} is not on this worker (it was restarted)"
         raise WorkerLostError(msg)
@@ -209,4 +211,14 @@ def _apply(local, update):
 
 def _drop_local(token):
     with _LOCAL_LOCK:
-        _LOCAL.pop(token, None)
+        _LOCAL.pop(_key(token), None)
+
+
+def _key(token):
+    """This worker's key of fit ``token`` in :data:`_LOCAL`."""
+    from distributed import get_worker
+
+    try:
+        return token, get_worker().address
+    except ValueError:  # not inside a worker's task
+        return token, None

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 from sklearn.base import RegressorMixin
 
 from .. import _engine, distributed
 from .._boundary.params import ParamTable, options
+from .._boundary.validation import check_labels
 from .._models.calibration import with_probability
 from .._models.estimator import (
     DOC_ENTRIES, N_JOBS, WARM_START, FunctionalClassifier, FunctionalEstimator, WeightedFit, with_estimator_params,
@@ -80,27 +82,30 @@ def _warm_fit(estimator, X, y, sample_weight=None, **params):
     problem = build.unchecked(X, y, sample_weight, **{**params, "cache_predictions": False})
     settings, state = problem.settings, None
     if previous is not None:
-        _check_continues(previous, problem, params)
+        _check_continues(previous, problem, params, y)
         state = previous["state"]
         if state.t == settings.n_iter:  # nothing left to run (scikit-learn's warm_start does not refit)
             return estimator.model_
     result = _engine.run(problem.sources, problem.backend, settings, problem.dtype, resume=state)
     model = problem.finish(_engine.unshift(result, problem.target_shift))
     estimator._warm_ = {"state": result.state, "model": model, "seed": settings.seed, "gamma": settings.gamma,
-                        "key": _continuation_key(problem, params)}
+                        "key": _continuation_key(problem, params, y)}
     return model
 
 
-def _continuation_key(problem, params):
-    """What a continued fit must share with the previous one."""
+def _continuation_key(problem, params, y):
+    """What a continued fit must share with the previous one (the classes too: a fit with
+    nothing left to run returns the previous model, whose labels these must be)."""
     s = problem.settings
+    classes = None if params["loss"] == "squared" else np.unique(check_labels(y, None)).tolist()
     return {"features": problem.sources[0].X.shape[1], "outputs": s.n_outputs, "loss": params["loss"],
+            "classes": classes,
             "variant": s.variant, "kernel": s.kernel, "block_size": s.block_size, "dtype": str(problem.dtype),
             "backend": problem.backend.name}
 
 
-def _check_continues(previous, problem, params):
-    key = _continuation_key(problem, params)
+def _check_continues(previous, problem, params, y):
+    key = _continuation_key(problem, params, y)
     changed = [f"{name} {previous['key'][name]!r} -> {value!r}" for name, value in key.items()
                if previous["key"][name] != value]
     if changed:

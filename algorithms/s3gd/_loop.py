@@ -13,6 +13,7 @@ from kbackends import ops, sync_free, to_numpy
 from kbackends.losses import PSI_CODES, dpsi, psi
 
 from .._boundary.sparse import is_sparse
+from .._engine.loop import BLOCK_BUDGET_BYTES
 from .._engine.progress import progress_bar
 from . import _setup as setup
 
@@ -60,6 +61,7 @@ class Loop:
         n_steps_total = max(1, math.ceil(max_epochs * n / batch_size))
         n_outer_total = max(1, math.ceil(n_steps_total / inner_iter))
         outer_per_segment = max(1, math.ceil(checkpoint * n / batch_size / inner_iter))
+        _check_draw_budget(outer_per_segment, inner_iter, batch_size)
         draw, row_scale = sampling
         sampler = setup.Sampler(rng, draw)
         sw = bk.xp.asarray(bk.asarray(sw_host), dtype=X.dtype)
@@ -242,3 +244,15 @@ def _smooth_gradient(X, cls, sw, w, loss, beta, xp):
     signs = xp.astype(cls, X.dtype) * 2.0 - 1.0
     a = sw * dpsi(X @ w[:-1] + w[-1], signs, PSI_CODES[loss], beta, xp) / X.shape[0]
     return xp.concat((X.T @ a if is_sparse(X) else a @ X, xp.sum(a)[None]))
+
+
+def _check_draw_budget(n_outer, inner_iter, batch_size):
+    """Refuse a segment whose drawn row indices (int64, ``n_outer * inner_iter`` steps of
+    ``batch_size``) exceed :data:`BLOCK_BUDGET_BYTES` before drawing them: a huge
+    ``inner_iter`` surfaced as a raw MemoryError (a segment runs whole outer loops)."""
+    nbytes = n_outer * inner_iter * batch_size * 8
+    if nbytes > BLOCK_BUDGET_BYTES:
+        msg = (f"a segment's batches ({n_outer} outer loop(s) of `inner_iter` {inner_iter} steps x `batch_size` "
+               f"{batch_size} row indices) would take {nbytes / 2**30:.1f} GiB, over the "
+               f"{BLOCK_BUDGET_BYTES / 2**30:.0f} GiB a segment may use: lower `inner_iter` (or `batch_size`)")
+        raise ValueError(msg)

@@ -26,6 +26,11 @@ from ..dsg import decision_function, predict  # noqa: F401 (public here: tsgs3vm
 
 
 # The hyper-parameters of fit and TSGS3VMClassifier (and the command line), once.
+def _not_nan(label):
+    """Whether ``label`` can mark rows: anything but a float NaN."""
+    return not (isinstance(label, (float, np.floating)) and math.isnan(label))
+
+
 PARAMS = ParamTable(
     Param("C", 1.0, real(0, low_open=True), "weight of the mean labeled hinge loss"),
     Param("C_star", None, either(real(0), none()), "weight of the unlabeled loss; None: C n_labeled / n_unlabeled"),
@@ -42,7 +47,10 @@ PARAMS = ParamTable(
     common("feature_budget", constraint=either(options("auto", "sqrt"), integer(1), none()),
            doc="at most this many random features, then old blocks are updated; auto: DSG's rule, "
                "'sqrt': sqrt(n_unlabeled); None: no limit"),
-    Param("unlabeled_label", -1, Constraint("a label", lambda v: True), "the label of unlabeled rows in y"),
+    # NaN equals nothing, itself included: as the marker it would leave every row labelled
+    Param("unlabeled_label", -1, Constraint("a label other than NaN (NaN never equals itself; mark the unlabeled "
+                                            "rows with a value such as -1)", lambda v: True, _not_nan),
+          "the label of unlabeled rows in y"),
     *common_tail(),
 )
 

@@ -219,3 +219,11 @@ def test_the_model_file_keeps_names_base_and_labels(tmp_path):
         np.savez(bad, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **arrays)
         with pytest.raises(ValueError, match=f"bad_{field}.npz.*`{field}`"):
             algorithms.load(bad)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "latin-1"])
+def test_a_file_in_another_encoding_is_refused_saying_to_save_it_as_utf8(tmp_path, capsys, encoding):
+    path = tmp_path / "enc.csv"
+    path.write_text("f\xe9,g,label\n1,2,1\n3,4,-1\n", encoding=encoding)
+    code, line = _fails(["train", str(path), str(tmp_path / "m.npz")], capsys)
+    assert code == 1 and "enc.csv' is not UTF-8 text" in line and "save it as UTF-8" in line

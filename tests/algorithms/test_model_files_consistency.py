@@ -82,3 +82,30 @@ def test_a_deeply_nested_header_is_the_documented_error(saved, tmp_path):
     bad = _rewrite(saved["dsg"], tmp_path / "deep.npz", deep)
     with pytest.raises(ValueError, match="deep.npz' is not a model file of this library"):
         load(bad)
+
+
+def _with_array(src, dst, key, edit):
+    """Copy the archive ``src`` to ``dst`` with ``edit(array)`` applied to its array ``key``."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for item in zin.namelist():
+            data = zin.read(item)
+            if item == f"{key}.npy":
+                array = np.load(io.BytesIO(data)).copy()
+                edit(array)
+                buf = io.BytesIO()
+                np.save(buf, array)
+                data = buf.getvalue()
+            zout.writestr(item, data)
+    return dst
+
+
+@pytest.mark.parametrize("name, key", [("dsg", "coef"), ("dsg3", "intercept"), ("sbp", "support_vectors"),
+                                       ("s3gd", "coef")])
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_non_finite_arrays_are_refused_at_load(saved, tmp_path, name, key, value):
+    """A NaN in a file's coefficients loaded, then predicted NaN (the first class) on every row."""
+    def poison(array):
+        array.flat[0] = value
+    bad = _with_array(saved[name], tmp_path / "bad.npz", key, poison)
+    with pytest.raises(ValueError, match=f"bad.npz' is not a model file of this library: its `{key}` holds NaN"):
+        load(bad)

@@ -62,6 +62,18 @@ def test_warm_start_keeps_the_first_fits_seed_and_width(binary):
     assert est.model_.seed == first.seed and est.model_.gamma == first.gamma
 
 
+@pytest.mark.parametrize("relabel", [lambda y: y + 10, lambda y: np.where(y > 0, "b", "a")],
+                         ids=["shifted", "text"])
+@pytest.mark.parametrize("then", [6, 9], ids=["nothing-left", "continued"])
+def test_warm_start_refuses_other_classes(binary, relabel, then):
+    """A second fit on other labels returned the first fit's model (nothing left to run),
+    predicting the old labels; continued, it mixed two encodings."""
+    X, y = binary
+    est = DSGClassifier(warm_start=True, n_iter=6, **SMALL).fit(X, y)
+    with pytest.raises(ValueError, match=r"classes \[0, 1\] -> .*set warm_start=False"):
+        est.set_params(n_iter=then).fit(X, relabel(y))
+
+
 def test_warm_start_nothing_left_and_refusals(binary):
     X, y = binary
     est = DSGClassifier(warm_start=True, n_iter=6, **SMALL).fit(X, y)
