@@ -154,6 +154,9 @@ def compute_array(X, bk, dtype, *, expansion=None):
     so their models are the ones of the plain cast, bit for bit.
     """
     xp = bk.xp
+    given = _CENTRE_FEATURES.get()
+    if expansion is None and isinstance(given, tuple) and X.shape[1] == len(given):  # the first call's centre
+        return centred_cast(X, given, xp, xp.float32), given
     if expansion is None and (dtype is not None or X.dtype == xp.float32):  # float32 input: rounding done
         return X, None
     stats = scan(X, xp)
@@ -174,7 +177,7 @@ def compute_array(X, bk, dtype, *, expansion=None):
                   "X yourself)")
             return _as(X, xp, xp.float64), None
     if dtype is None and expansion is None and stats.cast_loss(eps) > CAST_LOSS:
-        if _CENTRE_FEATURES.get() and not _is_sparse(X):  # random features: translation invariant
+        if given is True and not _is_sparse(X):  # random features: translation invariant
             return centred_cast(X, stats.mean, xp, target), tuple(float(v) for v in stats.mean)
         _warn(f"`X` has a feature whose mean is {stats.cast_loss(1.0):.3g} times its spread: float32 rounds its "
               "spread away, so computing in float64 (pass dtype='float64' to choose it and silence this warning, "
@@ -202,18 +205,22 @@ def as_compute_dtype(X, bk, dtype):
 
 # Whether a random-feature fit may centre X where the cast loses its spread (a context:
 # the in-memory DSG fit allows it; the builders that run on a few rows for a distributed
-# fit, partial_fit and a warm start do not, as their later rows must be cast the same way).
+# fit do not), or the centre it must use (a warm start's and partial_fit's later calls
+# centre their rows on the first call's, so that every call's rows are cast alike).
 _CENTRE_FEATURES = contextvars.ContextVar("centre_features", default=False)
 
 
 @contextlib.contextmanager
-def centre_features(allowed=True):
+def centre_features(allowed=True, *, centre=None):
     """Within the block, :func:`compute_array` without an expansion subtracts the column
     means (in float64, before the cast to float32) from a dense X whose float32 cast
     would round its spread away (:data:`CAST_LOSS`), instead of computing in float64:
     random features are translation invariant, so a centred fit is the same model and
-    keeps float32's speed (the model keeps the centre)."""
-    token = _CENTRE_FEATURES.set(bool(allowed))
+    keeps float32's speed (the model keeps the centre).
+
+    ``centre`` (a tuple of floats): subtract that one instead, whatever X's statistics
+    (the later calls of a fit whose first call was centred)."""
+    token = _CENTRE_FEATURES.set(tuple(centre) if centre is not None else bool(allowed))
     try:
         yield
     finally:

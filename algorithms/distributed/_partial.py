@@ -11,6 +11,7 @@ from kbackends import is_array, resolve, to_numpy
 
 from .. import _engine
 from .._boundary.fit_plan import MAX_BATCH
+from .._boundary.precision import centre_features, centred_cast, compute_array
 from .._boundary.validation import check_gamma, check_X, seed_from
 from ._common import is_dask_array
 from ._driver import _dtype_name
@@ -48,7 +49,10 @@ def partial_fit(estimator, X, y, plan, classes=None):
         estimator._partial_ = _first_call(X, y_host, bk, params, classes, plan)
     partial = estimator._partial_
     spec, state = partial["spec"], partial["state"]
-    X = bk.xp.astype(X, getattr(bk.xp, spec.dtype))  # the first call's compute dtype (as_compute_dtype)
+    centre = partial["centre"]  # every call's rows cast as the first's: on its centre, or in its dtype
+    if centre is not None and X.shape[1] == len(centre):
+        X = centred_cast(X, centre, bk.xp, getattr(bk.xp, spec.dtype))
+    X = bk.xp.astype(X, getattr(bk.xp, spec.dtype))
     if X.shape[1] != partial["template"].n_features_in:
         msg = (f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
                f"{partial['template'].n_features_in} features as input (`X` of the first partial_fit)")
@@ -81,8 +85,10 @@ def partial_fit(estimator, X, y, plan, classes=None):
 
 def _first_call(X, y_host, bk, params, classes, plan):
     """What the first call fixes: the classes, the seed, the width, the regression targets'
-    standardisation, the engine's settings and an empty state; the problem is built by the
-    algorithm's own builder on a few rows that carry the classes."""
+    standardisation, the centre (where float32's cast would round the first batch's spread
+    away: :func:`algorithms._boundary.precision.centre_features`), the engine's settings and
+    an empty state; the problem is built by the algorithm's own builder on a few rows that
+    carry the classes."""
     loss = params["loss"]
     if loss != "squared":
         classes = np.unique(y_host) if classes is None else np.unique(np.asarray(classes))
@@ -90,6 +96,8 @@ def _first_call(X, y_host, bk, params, classes, plan):
             msg = f"`classes` must hold at least 2 classes on the first call, got {classes.tolist()}"
             raise ValueError(msg)
     seed = seed_from(params["random_state"])
+    with centre_features():  # the first batch decides the compute dtype and the centre
+        X, centre = compute_array(X, bk, params["dtype"])
     shift = None  # regression targets standardised as the first batch's (Problem.target_shift)
     if loss == "squared":
         y_float = y_host.astype(np.float64)
@@ -100,12 +108,13 @@ def _first_call(X, y_host, bk, params, classes, plan):
         **params, "random_state": seed, "cache_predictions": False,
         # "auto" sizes the batch from these tiny rows: not here
         "batch_size": MAX_BATCH if params["batch_size"] == "auto" else params["batch_size"],
-        "gamma": check_gamma(params["gamma"], X, bk, seed)})
+        "dtype": _dtype_name(bk, X.dtype), "gamma": check_gamma(params["gamma"], X, bk, seed)})
     problem = plan.build(tiny_X, tiny_y, **arguments)
     dtype = problem.dtype
-    template = problem.finish(_engine.EngineResult(
+    template = dataclasses.replace(problem.finish(_engine.EngineResult(
         coef=bk.xp.zeros((0, problem.settings.n_outputs), dtype=dtype),
-        intercept=bk.xp.zeros((problem.settings.n_outputs,), dtype=dtype), n_blocks=0, n_iter_done=0))
+        intercept=bk.xp.zeros((problem.settings.n_outputs,), dtype=dtype), n_blocks=0, n_iter_done=0)),
+        centre=centre)
     settings = dataclasses.replace(problem.settings, callback=None)
     src = problem.sources[0]
     spec = _Spec(templates=[(src.loss, src.weight, src.batch_size, src.curvature)], settings=settings,
@@ -119,7 +128,7 @@ def _first_call(X, y_host, bk, params, classes, plan):
         intercept_sum=bk.xp.zeros((settings.n_outputs,), dtype=dtype),
         rng=np.random.default_rng(settings.sampling_seed), t=0,
     )
-    return {"spec": spec, "state": state, "template": template}
+    return {"spec": spec, "state": state, "template": template, "centre": centre}
 
 
 def _repeat_rows(X, n, bk):

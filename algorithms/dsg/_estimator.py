@@ -9,6 +9,7 @@ from sklearn.base import RegressorMixin
 
 from .. import _engine, distributed
 from .._boundary.params import ParamTable, options
+from .._boundary.precision import centre_features
 from .._boundary.validation import check_labels
 from .._models.calibration import with_probability
 from .._models.estimator import (
@@ -69,7 +70,8 @@ def _warm_fit(estimator, X, y, sample_weight=None, **params):
     """``fit`` with ``warm_start=True``: the engine resumed from the previous fit's state
     (its blocks, step schedule and draws) up to ``n_iter`` iterations in all, new blocks up
     to the feature budget, then the variant's rule. The seed and the kernel width are the
-    first fit's. Every fit of a warm-started estimator evaluates each batch over the
+    first fit's, and so is its centre where it centred X (``precision.centre_features``). Every
+    fit of a warm-started estimator evaluates each batch over the
     blocks (no prediction cache), the state it resumes from keeps no per-row values."""
     if distributed.is_dask_array(X):
         msg = "`warm_start=True` is not supported with dask arrays"
@@ -79,7 +81,12 @@ def _warm_fit(estimator, X, y, sample_weight=None, **params):
         previous = None  # a partial_fit (or a clone's attributes) since: start over
     if previous is not None:
         params = {**params, "random_state": previous["seed"], "gamma": previous["gamma"]}
-    problem = build.unchecked(X, y, sample_weight, **{**params, "cache_predictions": False})
+    # The first fit may centre X (the model keeps the centre); the later ones cast their rows
+    # alike: on the first fit's centre, or not centred where it was not.
+    centring = centre_features() if previous is None else centre_features(
+        previous["centre"] is not None, centre=previous["centre"])
+    with centring:
+        problem = build.unchecked(X, y, sample_weight, **{**params, "cache_predictions": False})
     settings, state = problem.settings, None
     if previous is not None:
         _check_continues(previous, problem, params, y)
@@ -89,7 +96,7 @@ def _warm_fit(estimator, X, y, sample_weight=None, **params):
     result = _engine.run(problem.sources, problem.backend, settings, problem.dtype, resume=state)
     model = problem.finish(_engine.unshift(result, problem.target_shift))
     estimator._warm_ = {"state": result.state, "model": model, "seed": settings.seed, "gamma": settings.gamma,
-                        "key": _continuation_key(problem, params, y)}
+                        "centre": model.centre, "key": _continuation_key(problem, params, y)}
     return model
 
 

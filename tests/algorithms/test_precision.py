@@ -143,14 +143,41 @@ def test_tsgsu_centres_both_sources_on_one_centre(data, recwarn):
     assert acc[1] > 0.6 and abs(acc[0] - acc[1]) <= 0.02, acc  # the test rows: half each class
 
 
-def test_fits_that_cast_later_rows_alike_compute_in_float64_instead(data):
-    """A warm start (its later calls' rows must be cast as the first's) keeps float64 with
-    the warning. (A CSR X with such an offset stores every entry: the boundary makes it
-    dense, and it is centred.)"""
-    Xtr, ytr, _, _ = data
-    with pytest.warns(UserWarning, match="times its spread"):
-        warm = algorithms.DSGClassifier(random_state=0, n_iter=20, warm_start=True).fit(Xtr + 1e7, ytr)
-    assert warm.model_.dtype == "float64" and warm.model_.centre is None
+def test_a_warm_start_continues_on_the_first_fits_centre(data, recwarn):
+    """At an offset of 1e7, a warm start's first fit centres X (float32, no warning) and its
+    continuation centres the new rows on that centre: the model keeps float64's accuracy."""
+    Xtr, ytr, Xte, yte = data
+    fits = {}
+    for dtype in (None, "float64"):
+        est = algorithms.DSGClassifier(random_state=0, n_iter=20, warm_start=True, dtype=dtype).fit(Xtr + 1e7, ytr)
+        centre = est.model_.centre
+        est.set_params(n_iter=40).fit(Xtr[::-1] + 1e7, ytr[::-1])  # the rows in another order: another mean's rounding
+        fits[dtype] = (est, centre)
+    fast, centre = fits[None]
+    assert not [w for w in recwarn if "times its spread" in str(w.message)]
+    assert fast.model_.dtype == "float32" and centre is not None and fast.model_.centre == centre
+    assert fast.n_iter_ == 40 and fits["float64"][0].model_.centre is None
+    acc = [_accuracy(est, Xte + 1e7, yte) for est, _ in fits.values()]
+    assert acc[1] > 0.8 and abs(acc[0] - acc[1]) <= 0.02, acc
+
+
+def test_partial_fit_centres_every_batch_on_the_first_ones_centre(data, recwarn):
+    """partial_fit at an offset of 1e7: the first batch decides the centre (its column means),
+    every later batch is centred on it; float32, no warning, float64's accuracy."""
+    Xtr, ytr, Xte, yte = data
+    models = {}
+    for dtype in (None, "float64"):
+        est = algorithms.DSGClassifier(random_state=0, batch_size=64, dtype=dtype)
+        for rows in np.array_split(np.arange(ytr.size), 4):
+            est.partial_fit(Xtr[rows] + 1e7, ytr[rows], classes=[0, 1])
+        models[dtype] = est
+    fast = models[None]
+    assert not [w for w in recwarn if "times its spread" in str(w.message)]
+    first = np.array_split(np.arange(ytr.size), 4)[0]
+    assert fast.model_.dtype == "float32"
+    np.testing.assert_allclose(fast.model_.centre, (Xtr[first] + 1e7).mean(axis=0), rtol=1e-12)
+    acc = [_accuracy(est, Xte + 1e7, yte) for est in models.values()]
+    assert acc[1] > 0.8 and abs(acc[0] - acc[1]) <= 0.02, acc
 
 
 def test_scan_in_chunks_matches_the_whole_array(monkeypatch):
