@@ -151,7 +151,9 @@ def compute_array(X, bk, dtype, *, expansion=None):
     (:data:`TRANSLATION_INVARIANT`) and dense X, an offset past
     :data:`EXPANSION_LOSS` in the compute dtype is subtracted (in float64, before the
     cast), and the model keeps the centre. Data without an offset are never centred,
-    so their models are the ones of the plain cast, bit for bit.
+    so their models are the ones of the plain cast, bit for bit. Within
+    ``centre_features(centre=c)`` a random-feature fit's X is centred on ``c`` whatever
+    its statistics (the later calls of a fit whose first call was centred).
     """
     xp = bk.xp
     given = _CENTRE_FEATURES.get()
