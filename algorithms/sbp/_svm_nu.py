@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse
 
 from kbackends import resolve, to_numpy
 from kbackends.ops import RESPONSE_KERNELS as KERNELS
@@ -31,7 +32,7 @@ def nu_from_svm(X, y, *, C=1.0, kernel="rbf", gamma="median", svm=None, max_samp
 
     Parameters
     ----------
-    X : array of shape (n_samples, n_features)
+    X : array of shape (n_samples, n_features), or scipy.sparse
     y : array of shape (n_samples,), two classes
     C : float > 0, default 1.0
     kernel : {"rbf", "linear"}
@@ -51,7 +52,10 @@ def nu_from_svm(X, y, *, C=1.0, kernel="rbf", gamma="median", svm=None, max_samp
     """
     from sklearn.svm import SVC
 
-    X = np.asarray(to_numpy(X) if not isinstance(X, np.ndarray) else X, dtype=np.float64)
+    if scipy.sparse.issparse(X):  # a LIBSVM file's rows stay sparse (SVC and the relation take them)
+        X = scipy.sparse.csr_matrix(X, dtype=np.float64)
+    else:
+        X = np.asarray(to_numpy(X) if not isinstance(X, np.ndarray) else X, dtype=np.float64)
     y = np.asarray(to_numpy(y) if not isinstance(y, np.ndarray) else y)
     C = check_nonneg_float("C", C, positive=True)
     check_choice("kernel", kernel, KERNELS)

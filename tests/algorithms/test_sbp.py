@@ -210,6 +210,19 @@ def test_nu_from_svm_matches_the_paper_relation(cancer):
     assert 0 < sbp.nu_from_svm(X, y, C=1.0, gamma=0.05, max_samples=200) < 1
 
 
+def test_nu_from_svm_takes_sparse_rows(cancer):
+    """A LIBSVM file's CSR rows: the same nu as their dense copy, with a fitted SVC or without."""
+    import scipy.sparse as sp
+
+    X, y = cancer
+    X = np.where(np.abs(X) < 0.5, 0.0, X)  # zeros a sparse file leaves out
+    dense = sbp.nu_from_svm(X, y, svm=SVC(C=1.0, gamma=0.05).fit(X, y))
+    csr = sp.csr_matrix(X)
+    assert sbp.nu_from_svm(csr, y, svm=SVC(C=1.0, gamma=0.05).fit(csr, y)) == pytest.approx(dense, rel=1e-6)
+    assert sbp.nu_from_svm(sp.csr_matrix(X), y, gamma=0.05, max_samples=200) == pytest.approx(
+        sbp.nu_from_svm(X, y, gamma=0.05, max_samples=200), rel=1e-9)
+
+
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
