@@ -13,7 +13,7 @@ from sklearn.datasets import make_classification
 
 import algorithms
 from algorithms._boundary import precision
-from kbackends import resolve
+from kbackends import resolve, to_numpy
 
 
 @pytest.fixture(scope="module")
@@ -178,6 +178,20 @@ def test_partial_fit_centres_every_batch_on_the_first_ones_centre(data, recwarn)
     np.testing.assert_allclose(fast.model_.centre, (Xtr[first] + 1e7).mean(axis=0), rtol=1e-12)
     acc = [_accuracy(est, Xte + 1e7, yte) for est in models.values()]
     assert acc[1] > 0.8 and abs(acc[0] - acc[1]) <= 0.02, acc
+
+
+def test_the_random_features_centre_alike_on_every_backend(data, backend):
+    """At an offset of 1e7 every backend centres X on the same column means (the scan's
+    sums on the device), computes in float32 and predicts raw rows as the cpu engine's
+    centred model does."""
+    Xtr, ytr, Xte, yte = data
+    small = {"n_iter": 6, "batch_size": 64, "block_size": 16, "random_state": 3}
+    ref = algorithms.dsg.fit(Xtr + 1e7, ytr, **small)
+    model = algorithms.dsg.fit(backend.asarray(Xtr + 1e7), backend.asarray(ytr), backend=backend, **small)
+    assert model.backend == backend.name and model.dtype == "float32"
+    np.testing.assert_allclose(model.centre, ref.centre, rtol=1e-12)
+    labels = to_numpy(algorithms.dsg.predict(model, backend.asarray(Xte + 1e7)))
+    assert np.mean(labels == algorithms.dsg.predict(ref, Xte + 1e7)) >= 0.98
 
 
 def test_scan_in_chunks_matches_the_whole_array(monkeypatch):
