@@ -61,7 +61,9 @@ def run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, ca
     under the water, ``||w||^2`` grown by the draw, the response update, the
     projection onto the unit ball, the average; the binary default runs them as
     the ``sbp_draw_step`` and ``sbp_average`` kernels around the update
-    (:func:`_fused_iterate`). Returns the averaged coefficients, levels and biases
+    (:func:`_fused_iterate`). On the cpu engine the general loop's levels are
+    warm-started from the previous iteration's (``st.warm``, one state a class:
+    :func:`_warm_levels`). Returns the averaged coefficients, levels and biases
     (:func:`_averaged_result`) and the iterations run.
     """
     p = _problem(X, targets, bk, nu=nu, kernel=kernel, gamma=gamma, bias=bias, batch_size=batch_size,
