@@ -17,10 +17,11 @@ answers. The state is :mod:`._warm`'s (``warm_bands`` / ``warm_follow`` apply).
 """
 
 import numpy as np
+from numba import njit
 from numba.extending import register_jitable
 
 from ._core import biased_level_weighted
-from ._warm import _ANSWERED, _TRIES, _VALID, _WIDEN, _band_limit, _next_width, _refit, _remember, _under_count
+from ._warm import _ANSWERED, _FAST, _TRIES, _VALID, _WIDEN, _band_limit, _next_width, _refit, _remember, _under_count
 
 
 @register_jitable
@@ -39,36 +40,51 @@ def biased_level_weighted_cold(c, y, w, volume):
 
 
 @register_jitable
-def _basin_pass(c, y, w, positive, lo, hi, band, cum, sums):
-    """One basin's count, width and width-weighted sum below ``lo``, its total width
-    and count (into ``sums``), its band ``[lo, hi]`` copied (widths into ``cum``)."""
-    count = 0
-    total = 0
-    wb = 0.0
-    sb = 0.0
-    wt = 0.0
-    m = 0
-    for i in range(c.shape[0]):
-        if (y[i] > 0) != positive:
-            continue
+def _bands_pass(c, y, w, state, d_pos, d_neg, band_p, cum_p, band_n, cum_n, sp, sn):
+    """Both basins' sums below their bands (:func:`_below_sums`) and their bands
+    ``[t - d, t + d]`` copied (widths into ``cum_*``), with no branch on the values;
+    returns the bands' sizes."""
+    lo_p, hi_p, lo_n, hi_n = state[0] - d_pos, state[0] + d_pos, state[1] - d_neg, state[1] + d_neg
+    _below_sums(c, y, w, lo_p, lo_n, sp, sn)
+    m_p = 0
+    m_n = 0
+    for i in range(c.shape[0]):  # every value stored, the band's count advanced where it belongs
         v = np.float64(c[i])
         u = np.float64(w[i])
-        total += 1
-        wt += u
-        if v < lo:
-            count += 1
-            wb += u
-            sb += u * v
-        elif v <= hi:
-            band[m] = v
-            cum[m] = u
-            m += 1
-    sums[0] = count
-    sums[1] = wb
-    sums[2] = sb
-    sums[3] = wt
-    sums[4] = total
-    return m
+        pos = y[i] > 0
+        band_p[m_p] = v
+        cum_p[m_p] = u
+        m_p += pos & (v >= lo_p) & (v <= hi_p)
+        band_n[m_n] = v
+        cum_n[m_n] = u
+        m_n += (not pos) & (v >= lo_n) & (v <= hi_n)
+    return m_p, m_n
+
+
+@njit(fastmath=_FAST)
+def _below_sums(c, y, w, lo_p, lo_n, sp, sn):
+    """Per basin (``sp``, ``sn``): the count, width and width-weighted sum of the values
+    below the band, the total width and count (a pass SIMD runs, in any order)."""
+    n_p = w_p = s_p = t_p = c_p = 0.0
+    n_n = w_n = s_n = t_n = c_n = 0.0
+    for i in range(c.shape[0]):
+        v = np.float64(c[i])
+        u = np.float64(w[i])
+        pos = 1.0 if y[i] > 0 else 0.0
+        below_p = pos if v < lo_p else 0.0
+        below_n = (1.0 - pos) if v < lo_n else 0.0
+        n_p += below_p
+        w_p += u * below_p
+        s_p += u * v * below_p
+        t_p += u * pos
+        c_p += pos
+        n_n += below_n
+        w_n += u * below_n
+        s_n += u * v * below_n
+        t_n += u - u * pos
+        c_n += 1.0 - pos
+    sp[0], sp[1], sp[2], sp[3], sp[4] = n_p, w_p, s_p, t_p, c_p
+    sn[0], sn[1], sn[2], sn[3], sn[4] = n_n, w_n, s_n, t_n, c_n
 
 
 @register_jitable
@@ -187,8 +203,7 @@ def biased_level_weighted_warm(c, y, w, volume, state, band_p, band_n, cum_p, cu
     state[_ANSWERED] = 0.0
     if state[_VALID] != 0.0 and volume > 0.0:
         for _ in range(_TRIES):
-            m_p = _basin_pass(c, y, w, True, state[0] - d_pos, state[0] + d_pos, band_p, cum_p, sp)
-            m_n = _basin_pass(c, y, w, False, state[1] - d_neg, state[1] + d_neg, band_n, cum_n, sn)
+            m_p, m_n = _bands_pass(c, y, w, state, d_pos, d_neg, band_p, cum_p, band_n, cum_n, sp, sn)
             if m_p + m_n > _band_limit(n):  # sorting them would cost more than the cold kernel
                 d_pos /= _WIDEN
                 d_neg /= _WIDEN
@@ -213,8 +228,7 @@ def biased_level_weighted_warm(c, y, w, volume, state, band_p, band_n, cum_p, cu
             spread = max(spread, abs(np.float64(c[i]) - (gamma - b * y[i])))
         d_pos = d_neg = max(spread, 1e-300) * 1e-3
     _remember(state, gamma, b)
-    m_p = _basin_pass(c, y, w, True, state[0] - d_pos, state[0] + d_pos, band_p, cum_p, sp)
-    m_n = _basin_pass(c, y, w, False, state[1] - d_neg, state[1] + d_neg, band_n, cum_n, sn)
+    m_p, m_n = _bands_pass(c, y, w, state, d_pos, d_neg, band_p, cum_p, band_n, cum_n, sp, sn)
     state[2] = _refit(band_p, m_p, sp[0], sp[4], state[0], d_pos, n)
     state[3] = _refit(band_n, m_n, sn[0], sn[4], state[1], d_neg, n)
     return gamma, b
