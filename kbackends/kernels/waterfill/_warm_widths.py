@@ -1,7 +1,7 @@
 """The two-basin water level with widths (sample weights), warm-started from a previous level.
 
 The band machinery of :mod:`._warm` with widths: around each basin's old surface,
-one pass per basin sums the widths and the width-weighted values below the band,
+one pass sums, per basin, the widths and the width-weighted values below the band,
 the basin's total width, and copies the band's values and widths; the bands, sorted
 with their widths turned into cumulative widths (from the width below), give the
 quantile functions ``q_P``, ``q_N`` over the band's range of widths. The rule of the
