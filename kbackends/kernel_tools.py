@@ -37,6 +37,14 @@ Numba (cpu)
     ``water_level_biased`` op's answer) warm-started from the previous call's level,
     kept in ``state`` (float64, ``WARM_STATE`` entries, zeros before the first call);
     ``band_p``, ``band_n``: float64 scratch of c's length.
+:func:`level_warm` ``(c, w, volume, state, band, band_w, seed)``, :func:`segment_follow` ``(state, c_old, c_new)``
+    One segment's water level (the ``water_level`` op's, or ``water_level_weighted``'s
+    with widths ``w``; ``w`` None: unit widths) warm-started the same way, the state in
+    the same layout (one basin); ``seed``: the cold selection's. ``segment_follow``
+    moves its band by the mean move of the heights inside it.
+:func:`biased_level_weighted_warm` ``(c, y, w, volume, state, band_p, band_n, cum_p, cum_n)``
+    The two-basin level and bias with widths (``water_level_biased_weighted``'s)
+    warm-started the same way; four float64 scratch arrays of c's length.
 :func:`warm_bands` ``(state)``, :func:`warm_follow` ``(state, n_pos, sum_pos, n_neg, sum_neg)``
     The bands the next warm level starts from (each basin's surface and half-width),
     and their move with the heights: per basin, the count and the sum of the moves of
@@ -80,6 +88,8 @@ if TYPE_CHECKING:  # for readers, IDEs and type checkers; at run time each name 
     from .kernels._numba_prefetch import prefetch
     from .kernels._numba_exp import fast_exp
     from .kernels.waterfill._warm import WARM_STATE, biased_level_warm, warm_bands, warm_follow
+    from .kernels.waterfill._warm_plain import level_warm, segment_follow
+    from .kernels.waterfill._warm_widths import biased_level_weighted_warm
 
 # name -> the private module that defines it (one object: Numba's overloads of cos /
 # sincos are keyed on the function, so the re-exported name must be the same object).
@@ -93,12 +103,15 @@ _HOME = {
     "prefetch": "kbackends.kernels._numba_prefetch",
     "fast_exp": "kbackends.kernels._numba_exp",
     **dict.fromkeys(("biased_level_warm", "warm_bands", "warm_follow", "WARM_STATE"), "kbackends.kernels.waterfill._warm"),
+    **dict.fromkeys(("level_warm", "segment_follow"), "kbackends.kernels.waterfill._warm_plain"),
+    "biased_level_weighted_warm": "kbackends.kernels.waterfill._warm_widths",
 }
 
 __all__ = [
-    "BLOCK_2D", "HALF", "INF", "WARM_STATE", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D", "TWO", "ZERO",
-    "biased_level_warm", "blocks_for", "chunk_rows", "contiguous", "cos", "fast_exp", "grid_1d", "grid_2d", "launch_context",
-    "prefetch", "row_passes", "run_kernel", "sincos", "tree_sum", "warm_bands", "warm_follow",
+    "BLOCK_2D", "HALF", "INF", "WARM_STATE", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D",
+    "TWO", "ZERO", "biased_level_warm", "biased_level_weighted_warm", "blocks_for", "chunk_rows", "contiguous", "cos",
+    "fast_exp", "grid_1d", "grid_2d", "launch_context", "level_warm", "prefetch", "row_passes", "run_kernel",
+    "segment_follow", "sincos", "tree_sum", "warm_bands", "warm_follow",
 ]
 
 

@@ -61,7 +61,9 @@ def run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, ca
     under the water, ``||w||^2`` grown by the draw, the response update, the
     projection onto the unit ball, the average; the binary default runs them as
     the ``sbp_draw_step`` and ``sbp_average`` kernels around the update
-    (:func:`_fused_iterate`). Returns the averaged coefficients, levels and biases
+    (:func:`_fused_iterate`). On the cpu engine the general loop's levels are
+    warm-started from the previous iteration's (``st.warm``, one state a class:
+    :func:`_warm_levels`). Returns the averaged coefficients, levels and biases
     (:func:`_averaged_result`) and the iterations run.
     """
     p = _problem(X, targets, bk, nu=nu, kernel=kernel, gamma=gamma, bias=bias, batch_size=batch_size,
@@ -128,6 +130,7 @@ class _Problem:
     batch_size: int
     fused: bool
     compiled: Callable | None  # ``sbp_run`` where the backend has it (the binary default on cpu)
+    warm: _WarmKernels | None  # the warm-started levels where the backend has them (the cpu engine)
     on_host: bool
 
 
@@ -164,7 +167,7 @@ def _problem(X, targets, bk, *, nu, kernel, gamma, bias, batch_size, weights):
         offsets=offsets, class_start=offsets[:-1], pattern=pattern, W=W, W_flat=W_flat,
         level_kernel=level_kernel, biased_kernel=biased_kernel, respond=respond, draw_step=draw_step,
         average=average, response_extra=response_extra, eta0=eta0, kernel=kernel, gamma=gamma, bias=bias,
-        batch_size=batch_size, fused=fused, compiled=compiled,
+        batch_size=batch_size, fused=fused, compiled=compiled, warm=None if fused else _warm_kernels(bk),
         # On the host (NumPy) a Python branch is cheaper than computing both sides with `where`.
         on_host=isinstance(Y, np.ndarray),
     )
@@ -174,6 +177,25 @@ def _compiled_kernel(bk):
     """The backend's ``sbp_run`` (many iterations per call), or None where it has none."""
     try:
         return get_kernel("sbp_run", bk)
+    except NotImplementedError:
+        return None
+
+
+@dataclass
+class _WarmKernels:
+    """The backend's warm-started levels (``algorithms/sbp/_kernels/_numba_levels.py``):
+    the segmented level, the two-basin levels, the bands' follow of the responses."""
+
+    levels: Callable
+    biased: Callable
+    follow: Callable
+
+
+def _warm_kernels(bk):
+    """The backend's warm-started level kernels, or None where it has none (the cuda
+    engine keeps its cold kernels)."""
+    try:
+        return _WarmKernels(*(get_kernel(op, bk) for op in ("sbp_levels", "sbp_biased_levels", "sbp_levels_follow")))
     except NotImplementedError:
         return None
 
@@ -217,6 +239,7 @@ class _State:
     idx_log: Any
     levels: Any = None
     counts: Any = None
+    warm: Any = None  # (K, WARM_STATE) float64 states of the warm levels (the cpu engine)
     t_done: int = 0
 
     @classmethod
@@ -230,6 +253,7 @@ class _State:
             r2=xp.zeros((p.n_out,), dtype=f64),
             s_log=xp.zeros((n_iter, p.n_out), dtype=f64),
             idx_log=xp.zeros((n_iter, p.n_out, p.batch_size), dtype=xp.int64),
+            warm=np.zeros((p.n_out, WARM_STATE)) if p.warm is not None else None,
         )
 
 
@@ -309,7 +333,10 @@ def _iterate(p, st, t, uniform, step):
     idx = p.xp.reshape(flat_at, (p.n_out, p.batch_size)) - p.class_start[:, None]
     st.idx_log[t - 1, :, :] = idx
     _grow_norm(p, st, idx, flat_at, step)
+    C_old = st.C
     _update_responses(p, st, idx, flat_at, step)
+    if p.warm is not None:  # the warm levels' bands move with the responses
+        p.warm.follow(C_old, st.C, p.Y, st.warm, xp=p.xp, bias=p.bias)
     _project(p, st)
     st.s_log[t - 1, :] = st.s
     _average(p, st)
@@ -320,6 +347,8 @@ def _water_levels(p, st):
     ``level(s c, V) = s level(c, V / s)``); returns the heights they are measured
     against (the responses, shifted by each class's bias)."""
     xp, f64, X, C, Y, s = p.xp, p.xp.float64, p.X, st.C, p.Y, st.s
+    if p.warm is not None:
+        return _warm_levels(p, st)
     if p.bias:
         found = [p.biased_kernel(C[k, :], Y[k, :], p.volume / s[k], xp=xp) for k in range(p.n_out)]
         st.levels = xp.stack([scalar_as(xp, g, f64) for g, _ in found])
@@ -327,6 +356,18 @@ def _water_levels(p, st):
         return C + offs[:, None] * Y if p.n_out > 1 else C + xp.astype(offs, X.dtype)[0] * Y
     flat = xp.reshape(C, (p.n_out * p.n,))
     st.levels = xp.astype(p.level_kernel(flat, p.volume / s, p.offsets, xp=xp), f64)
+    return C
+
+
+def _warm_levels(p, st):
+    """:func:`_water_levels` by the warm-started kernels (each the cold kernel's level to
+    rounding), the states kept in ``st.warm``."""
+    xp, C, Y = p.xp, st.C, p.Y
+    volumes = p.volume / st.s
+    if p.bias:
+        st.levels, offs = p.warm.biased(C, Y, volumes, st.warm, xp=xp, weights=p.W)
+        return C + offs[:, None] * Y if p.n_out > 1 else C + xp.astype(offs, p.X.dtype)[0] * Y
+    st.levels = xp.astype(p.warm.levels(C, volumes, st.warm, xp=xp, weights=p.W), xp.float64)
     return C
 
 
@@ -418,6 +459,8 @@ def _average(p, st):
     if not p.on_host or bool(renormalise):
         st.C = xp.where(renormalise, st.C * xp.astype(s, X.dtype)[:, None], st.C)
         st.s = xp.where(renormalise, xp.ones_like(s), s)
+        if st.warm is not None:  # the responses rescaled: the warm levels' surfaces no longer hold
+            st.warm[...] = 0.0
 
 
 def _report(callback, p, st, t, start):

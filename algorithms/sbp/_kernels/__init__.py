@@ -5,7 +5,9 @@
   bookkeeping (``||w||^2``, the coefficient, the projection, the renormalisation flag);
 - ``sbp_average``: the averaged responses' accumulator and the renormalisation;
 - ``sbp_run`` (numba only): many iterations of the binary default per compiled call,
-  the level warm-started, the steps above and the response update fused.
+  the level warm-started, the steps above and the response update fused;
+- ``sbp_levels``, ``sbp_biased_levels``, ``sbp_levels_follow`` (numba only): the general
+  loop's water levels warm-started from the previous iteration's, one state a class.
 
 ``xp`` is the reference (the cpu engine runs it on NumPy: a few vectorised passes);
 ``cuda`` runs each as one launch where the reference makes about 40 array calls, each
@@ -18,3 +20,5 @@ for _op in ("sbp_draw_step", "sbp_average"):
     for _impl, _module in (("xp", "_xp"), ("cuda", "_cuda")):
         register_kernel(_op, _impl, f"{__name__}.{_module}:{_op}")
 register_kernel("sbp_run", "numba", f"{__name__}._numba:sbp_run")
+for _op in ("sbp_levels", "sbp_biased_levels", "sbp_levels_follow"):
+    register_kernel(_op, "numba", f"{__name__}._numba_levels:{_op}")

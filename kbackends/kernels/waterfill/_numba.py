@@ -7,7 +7,8 @@ import numpy as np
 from numba import njit, prange
 
 from ._warm import biased_level_cold
-from ._core import biased_level_weighted, segment_level_sampled, segment_level_weighted
+from ._core import segment_level_sampled, segment_level_weighted
+from ._warm_widths import biased_level_weighted_cold
 
 
 @njit(parallel=True, cache=True)
@@ -63,15 +64,7 @@ def water_level_weighted(c, weights, volume, offsets, *, xp):
 
 @njit(cache=True)
 def _biased_weighted(c, y, weights, volume):
-    pos = np.flatnonzero(y > 0)
-    neg = np.flatnonzero(y <= 0)
-    op = pos[np.argsort(c[pos], kind="mergesort")]
-    on = neg[np.argsort(c[neg], kind="mergesort")]
-    P = c[op].astype(np.float64)
-    N = c[on].astype(np.float64)
-    WP = np.cumsum(weights[op].astype(np.float64))
-    WN = np.cumsum(weights[on].astype(np.float64))
-    return biased_level_weighted(P, WP, N, WN, volume)
+    return biased_level_weighted_cold(c, y, weights, volume)
 
 
 def water_level_biased_weighted(c, y, weights, volume, *, xp):

@@ -24,6 +24,9 @@ row, which shifts a whole basin coherently, so the level moves by many ranks whi
 the heights near it move nearly together) sums, per basin, the moves of the heights
 inside the band (:func:`warm_bands`) and hands the sums to :func:`warm_follow`: the
 band is centred on the surface plus the mean move, where the level nearly always is.
+
+The same machinery for one segment (plain or with widths) is in :mod:`._warm_plain`,
+for the two basins with widths in :mod:`._warm_widths`.
 """
 
 import numpy as np
