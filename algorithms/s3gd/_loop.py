@@ -61,7 +61,7 @@ class Loop:
         n_steps_total = max(1, math.ceil(max_epochs * n / batch_size))
         n_outer_total = max(1, math.ceil(n_steps_total / inner_iter))
         outer_per_segment = max(1, math.ceil(checkpoint * n / batch_size / inner_iter))
-        _check_draw_budget(outer_per_segment, inner_iter, batch_size)
+        _check_draw_budget(min(outer_per_segment, n_outer_total), inner_iter, batch_size)  # a segment as drawn
         draw, row_scale = sampling
         sampler = setup.Sampler(rng, draw)
         sw = bk.xp.asarray(bk.asarray(sw_host), dtype=X.dtype)
