@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 from numba import njit, prange
+from numba.extending import register_jitable
 
 from kbackends.kernel_tools import biased_level_warm, fast_exp, warm_bands, warm_follow
 
@@ -110,6 +111,14 @@ def _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, warm)
     _add_and_follow(dots, Y, C, C_bar, s_avg, warm)
 
 
+@register_jitable
+def band_move(old, new, pos, t_pos, d_pos, t_neg, d_neg):
+    """One height's part in ``warm_follow``'s sums: ``(in the positives' band, in the
+    negatives' band, its move)``, the band judged at its ``old`` value (float64)."""
+    inside = abs(np.float64(old) - (t_pos if pos else t_neg)) <= (d_pos if pos else d_neg)
+    return (1.0 if inside and pos else 0.0), (1.0 if inside and not pos else 0.0), np.float64(new) - np.float64(old)
+
+
 @njit(fastmath=_FAST, cache=True)
 def _add_and_follow(acc, Y, C, C_bar, s_avg, warm):
     """``C += y acc``, ``C_bar += s_avg C``, and the warm level's bands moved with the
@@ -120,11 +129,7 @@ def _add_and_follow(acc, Y, C, C_bar, s_avg, warm):
         c_old = C[i]
         C[i] = c_old + Y[i] * acc[i]
         C_bar[i] += s_avg * np.float64(C[i])
-        move = np.float64(C[i]) - np.float64(c_old)
-        pos = Y[i] > 0
-        inside = abs(np.float64(c_old) - (t_pos if pos else t_neg)) <= (d_pos if pos else d_neg)
-        m_p = 1.0 if inside and pos else 0.0
-        m_n = 1.0 if inside and not pos else 0.0
+        m_p, m_n, move = band_move(c_old, C[i], Y[i] > 0, t_pos, d_pos, t_neg, d_neg)
         n_p += m_p
         s_p += m_p * move
         n_n += m_n

@@ -27,6 +27,8 @@ from kbackends.kernel_tools import (
     warm_follow,
 )
 
+from ._numba import band_move
+
 
 @njit(cache=True)
 def _levels(C, W, volumes, warm, band, band_w, out):
@@ -79,12 +81,7 @@ def _follow_basins(c_old, c_new, y, state):
     t_pos, d_pos, t_neg, d_neg = warm_bands(state)
     n_p = s_p = n_n = s_n = 0.0
     for i in range(c_old.shape[0]):
-        old = np.float64(c_old[i])
-        move = np.float64(c_new[i]) - old
-        pos = y[i] > 0
-        inside = abs(old - (t_pos if pos else t_neg)) <= (d_pos if pos else d_neg)
-        m_p = 1.0 if inside and pos else 0.0
-        m_n = 1.0 if inside and not pos else 0.0
+        m_p, m_n, move = band_move(c_old[i], c_new[i], y[i] > 0, t_pos, d_pos, t_neg, d_neg)
         n_p += m_p
         s_p += m_p * move
         n_n += m_n
