@@ -171,12 +171,7 @@ def biased_level_warm(c, y, n_pos, volume, state, band_p, band_n):
             band_n[:m_n].sort()
             gamma, b, ok = _biased_from_band(band_p, m_p, band_n, m_n, sums, n_pos, n_neg, volume)
             if ok:
-                k = _under_count(band_p, m_p, sums[0], gamma - b)
-                state[2] = _next_width(band_p, m_p, k - int(sums[0]), gamma - b, abs(gamma - b - state[0]))
-                k = _under_count(band_n, m_n, sums[2], gamma + b)
-                state[3] = _next_width(band_n, m_n, k - int(sums[2]), gamma + b, abs(gamma + b - state[1]))
-                _remember(state, gamma, b)
-                state[_ANSWERED] = 1.0
+                answered(state, gamma, b, band_p, m_p, sums[0], band_n, m_n, sums[2])
                 return gamma, b
             d_pos *= _WIDEN
             d_neg *= _WIDEN
@@ -191,6 +186,19 @@ def biased_level_warm(c, y, n_pos, volume, state, band_p, band_n):
     state[2] = _refit(band_p, m_p, sums[0], n_pos, state[0], d_pos, c.shape[0])
     state[3] = _refit(band_n, m_n, sums[2], n_neg, state[1], d_neg, c.shape[0])
     return gamma, b
+
+
+@register_jitable
+def answered(state, gamma, b, band_p, m_p, below_p, band_n, m_n, below_n):
+    """A level the bands proved: each basin's next half-width from its (sorted) band
+    (``below_*`` values under it, ``m_*`` in it) around the new surfaces, which are
+    remembered, and the call marked answered."""
+    k = _under_count(band_p, m_p, below_p, gamma - b)
+    state[2] = _next_width(band_p, m_p, k - int(below_p), gamma - b, abs(gamma - b - state[0]))
+    k = _under_count(band_n, m_n, below_n, gamma + b)
+    state[3] = _next_width(band_n, m_n, k - int(below_n), gamma + b, abs(gamma + b - state[1]))
+    _remember(state, gamma, b)
+    state[_ANSWERED] = 1.0
 
 
 @register_jitable

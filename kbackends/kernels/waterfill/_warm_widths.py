@@ -21,7 +21,7 @@ from numba import njit
 from numba.extending import register_jitable
 
 from ._core import biased_level_weighted
-from ._warm import _ANSWERED, _FAST, _TRIES, _VALID, _WIDEN, _band_limit, _next_width, _refit, _remember, _under_count
+from ._warm import _ANSWERED, _FAST, _TRIES, _VALID, _WIDEN, _band_limit, _refit, _remember, answered
 
 
 @register_jitable
@@ -212,12 +212,7 @@ def biased_level_weighted_warm(c, y, w, volume, state, band_p, band_n, cum_p, cu
             _cumulate(band_n, cum_n, m_n, sn[1])
             gamma, b, ok = _from_bands(band_p, cum_p, m_p, sp, band_n, cum_n, m_n, sn, volume)
             if ok:
-                k = _under_count(band_p, m_p, sp[0], gamma - b)
-                state[2] = _next_width(band_p, m_p, k - int(sp[0]), gamma - b, abs(gamma - b - state[0]))
-                k = _under_count(band_n, m_n, sn[0], gamma + b)
-                state[3] = _next_width(band_n, m_n, k - int(sn[0]), gamma + b, abs(gamma + b - state[1]))
-                _remember(state, gamma, b)
-                state[_ANSWERED] = 1.0
+                answered(state, gamma, b, band_p, m_p, sp[0], band_n, m_n, sn[0])
                 return gamma, b
             d_pos *= _WIDEN
             d_neg *= _WIDEN
