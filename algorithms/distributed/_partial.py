@@ -45,12 +45,12 @@ def partial_fit(estimator, X, y, plan, classes=None):
     partial = getattr(estimator, "_partial_", None)
     # A fit() since the last partial_fit replaced the model: start over, as scikit-learn does.
     first = partial is None or partial.get("model") is not getattr(estimator, "model_", None)
-    if first:
-        estimator._partial_ = _first_call(X, y_host, bk, params, classes, plan)
+    if first:  # (X comes back in the compute dtype, centred where the first call centres)
+        estimator._partial_, X = _first_call(X, y_host, bk, params, classes, plan)
     partial = estimator._partial_
     spec, state = partial["spec"], partial["state"]
-    centre = partial["centre"]  # every call's rows cast as the first's: on its centre, or in its dtype
-    if centre is not None and X.shape[1] == len(centre):
+    centre = partial["centre"]  # every later call's rows cast as the first's: on its centre, or in its dtype
+    if not first and centre is not None and X.shape[1] == len(centre):
         X = centred_cast(X, centre, bk.xp, getattr(bk.xp, spec.dtype))
     X = bk.xp.astype(X, getattr(bk.xp, spec.dtype))
     if X.shape[1] != partial["template"].n_features_in:
@@ -87,8 +87,8 @@ def _first_call(X, y_host, bk, params, classes, plan):
     """What the first call fixes: the classes, the seed, the width, the regression targets'
     standardisation, the centre (where float32's cast would round the first batch's spread
     away: :func:`algorithms._boundary.precision.centre_features`), the engine's settings and
-    an empty state; the problem is built by the algorithm's own builder on a few rows that
-    carry the classes."""
+    an empty state (and X in the compute dtype); the problem is built by the algorithm's
+    own builder on a few rows that carry the classes."""
     loss = params["loss"]
     if loss != "squared":
         classes = np.unique(y_host) if classes is None else np.unique(np.asarray(classes))
@@ -128,7 +128,7 @@ def _first_call(X, y_host, bk, params, classes, plan):
         intercept_sum=bk.xp.zeros((settings.n_outputs,), dtype=dtype),
         rng=np.random.default_rng(settings.sampling_seed), t=0,
     )
-    return {"spec": spec, "state": state, "template": template, "centre": centre}
+    return {"spec": spec, "state": state, "template": template, "centre": centre}, X
 
 
 def _repeat_rows(X, n, bk):
