@@ -8,10 +8,15 @@ from algorithms._cli.options import UsageError
 
 
 def cmd_demo(args):
-    """``demo``: the DSG family next to SVC on one data set."""
+    """``demo``: DSGClassifier() next to the exact SVC, past its rows and on real sets."""
     from algorithms.bench.demo import run_demo  # the tools load when their command runs
 
-    return run_demo(args.dataset, args.data, quick=args.quick, backend=args.backend, svc=not args.no_svc)
+    datasets = [name.strip() for name in args.dataset.split(",") if name.strip()]
+    if args.rows is not None and args.rows < 1:
+        raise UsageError(f"--rows must be a positive number of rows, got {args.rows}")
+    rows = {} if args.rows is None else {"rows": args.rows}
+    return run_demo(datasets, args.data, **rows, quick=args.quick, backend=args.backend,
+                    svc=not args.no_svc, plot=None if args.plot == "none" else args.plot)
 
 
 def cmd_bench(args):
@@ -57,12 +62,16 @@ def cmd_gpu_check(args):
 def add_tool_commands(sub, backends):
     """The subcommands demo, bench and gpu-report, added to ``sub`` (the parser's
     subparsers); ``backends`` are the choices of their --backend."""
-    demo = sub.add_parser("demo", help="train on a real dataset and compare with scikit-learn's SVC")
+    demo = sub.add_parser("demo", help="DSGClassifier() next to the exact SVC: past its rows, and on real sets")
     demo.add_argument("--data", help="data folder (default ../shared/data or $KBACKENDS_DATA)")
-    demo.add_argument("--dataset", default="ijcnn1", help="dataset name in the folder (default ijcnn1)")
+    demo.add_argument("--dataset", default="ijcnn1",
+                      help="comma-separated real sets in the folder (default ijcnn1; digits where missing)")
+    demo.add_argument("--rows", type=int, help="rows of the synthetic problem (default 300000)")
     demo.add_argument("--backend", default="cpu", choices=backends, help="where to compute (default cpu)")
-    demo.add_argument("--quick", action="store_true", help="10k training rows, 20k test rows")
-    demo.add_argument("--no-svc", action="store_true", help="skip the SVC row (slow on big data)")
+    demo.add_argument("--quick", action="store_true", help="10k training rows everywhere")
+    demo.add_argument("--no-svc", action="store_true", help="skip the SVC rows")
+    demo.add_argument("--plot", default="demo.png",
+                      help="the picture of accuracy against time (default demo.png, never replaced; none: no picture)")
     demo.set_defaults(func=cmd_demo)
 
     bench = sub.add_parser("bench", help="compare with scikit-learn peers on real data; Markdown table + PNG plots")

@@ -1,53 +1,203 @@
-"""``python -m algorithms demo``: DSG, UDSG and CDSG on a real dataset next to the
-bench's SVC (oneDAL's where scikit-learn-intelex is installed, scikit-learn's else:
-:func:`algorithms.bench.protocols.svc_peer`), with the bench command's protocol for
-that dataset."""
+"""``python -m algorithms demo``: what the library is for, in about a minute on 2 cores.
+
+Two parts, each row printed as it finishes, then a picture of accuracy against fit time
+(every part tested on ``TEST_ROWS`` rows):
+
+1. **Rows past an exact SVM.** ``DSGClassifier()`` (the defaults, float64 input) on
+   every row of a synthetic problem (:func:`algorithms.datasets.make_nonlinear_classes`,
+   Bayes accuracy 96%) next to the bench's SVC (:func:`algorithms.bench.protocols.svc_peer`)
+   on subsamples doubled from 5,000 rows while the next fit should end within DSG's fit
+   time on every row (the rows an exact SVM fits in the same time), and
+   ``RBFSampler(2048) + SGDClassifier`` (the scale bench's peer) on up to 100,000 rows.
+2. **A real set** from the data folder (ijcnn1, where the exact SVM with its C and gamma
+   tuned still wins; ``--dataset a9a,ijcnn1`` adds a9a, where DSG matches it at a fraction
+   of its time), or scikit-learn's bundled digits where the folder is missing:
+   ``DSGClassifier()`` next to the SVC tuned by the bench's protocol
+   (:func:`algorithms.bench.protocols.dsg_settings`) on the same rows.
+
+The figures the demo prints on the 2-core machine, and the scale curve past 10 M rows,
+are in docs/benchmarks.md ("Demo", "Scale").
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
-from algorithms import dsg
-from algorithms.bench.protocols import DSG_VARIANTS, dsg_fit_kwargs, dsg_peers, dsg_settings, svc_peer
-from algorithms.datasets import load_or_digits
-from kbackends import to_numpy
+from algorithms import DSGClassifier
+from algorithms.bench.protocols import dsg_settings, svc_peer, svc_peer_note
+from algorithms.bench.scale import LABELS, fit_method
+from algorithms.datasets import load_or_digits, make_nonlinear_classes
+
+SYNTHETIC_ROWS = 300_000
+TEST_ROWS = 20_000  # test rows of every part (drawn from a real set's test file): the peers' predict is slow
+SVC_FIRST_SUBSAMPLE = 5_000  # then doubled while the next fit should end within DSG's time
+SVC_TIME_PER_DOUBLING = 4.0  # an exact SVM's fit time grows about 4x when its rows double
+RBF_SGD_ROWS = 100_000  # its float64 features: 1.6 GB
+REAL_SETS = ("ijcnn1",)
+QUICK_ROWS = 10_000  # --quick: training rows of every set
 
 
-def run_demo(dataset="ijcnn1", data_dir=None, *, quick=False, backend="cpu", svc=True):
-    """Train the DSG family (and SVC) on ``dataset`` and print a table; returns 0."""
-    name, X, y, Xt, yt = load_or_digits(dataset, data_dir)
-    if quick:
-        X, y = X[:10_000], y[:10_000]
-        Xt, yt = Xt[:20_000], yt[:20_000]
-    X32, Xt32 = X.astype(np.float32), Xt.astype(np.float32)
-    settings = dsg_settings(name)  # the bench command's protocol for this dataset
-    print(f"dataset {name}: train {X.shape[0]} x {X.shape[1]}, test {Xt.shape[0]}, backend {backend}")
-    print("(first fit includes loading the compiled kernels)\n", file=sys.stderr)
-    rows = []
-    for variant in DSG_VARIANTS:
-        kwargs = {**dsg_fit_kwargs(settings, variant), "backend": backend}
-        model, fit_s = _timed(lambda: dsg.fit(X32, y, **kwargs))
-        pred, pred_s = _timed(lambda: to_numpy(dsg.predict(model, Xt32)))
-        rows.append((variant.upper(), float(np.mean(pred == yt)), fit_s, pred_s, model.n_blocks * model.block_size))
-        _print_row(rows[-1], header=len(rows) == 1)
-    if svc:
-        svc_name = svc_peer()[0]
-        make_svc = dsg_peers(settings)[svc_name][0]
-        model, fit_s = _timed(lambda: make_svc().fit(X, y))
-        pred, pred_s = _timed(lambda: model.predict(Xt))
-        rows.append((svc_name, float(np.mean(pred == yt)), fit_s, pred_s, len(model.support_)))
-        _print_row(rows[-1], header=False, unit="support vectors")
+@dataclass
+class Row:
+    """One model of the demo: where, what, how well and how fast."""
+
+    part: str
+    name: str
+    rows: int
+    accuracy: float
+    fit_s: float
+    predict_s: float
+
+
+def run_demo(datasets=REAL_SETS, data_dir=None, *, rows=SYNTHETIC_ROWS, quick=False, backend="cpu", svc=True,
+             plot="demo.png"):
+    """Train ``DSGClassifier()`` next to the SVC peer, print the rows, draw the picture.
+
+    Parameters
+    ----------
+    datasets : sequence of str
+        The real sets (names of :data:`algorithms.datasets.DATASETS`); digits where missing.
+    data_dir : path-like, optional
+        Their folder (default :func:`algorithms.datasets.data_dir`).
+    rows : int
+        Training rows of the synthetic problem (its test rows: ``TEST_ROWS``).
+    quick : bool
+        ``QUICK_ROWS`` training rows everywhere and smaller SVC subsamples (a smoke run).
+    backend : str
+        DSG's backend.
+    svc : bool
+        Fit the SVC peer (slow past ~50,000 rows).
+    plot : path-like or None
+        The picture (PNG; needs matplotlib, the ``bench`` extra). An existing file is
+        never replaced: the picture is then skipped with a message.
+
+    Returns
+    -------
+    int
+        0 (the command's exit status).
+    """
+    svc_name, SVC = svc_peer()
+    print(svc_peer_note())
+    results = []
+    n_train = QUICK_ROWS if quick else int(rows)
+    X, y = make_nonlinear_classes(n_train + TEST_ROWS, random_state=0)
+    print("compiling the kernels (the first run on a machine) ...", file=sys.stderr, flush=True)
+    DSGClassifier(random_state=0, n_iter=2, backend=backend).fit(X[:2_000], y[:2_000])  # not timed
+    X, y, Xt, yt = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+    part = f"nonlinear {n_train:,} rows"
+    print(f"\n{part} (make_nonlinear_classes: 20 features, Bayes accuracy 96%), test {Xt.shape[0]:,} rows")
+    _print_header()
+    results.append(_fit_dsg(part, X, y, Xt, yt, backend))
+    m = SVC_FIRST_SUBSAMPLE // 10 if quick else SVC_FIRST_SUBSAMPLE
+    while svc and m < n_train:
+        results.append(_fit_svc(part, f"{svc_name}()", SVC(), X[:m], y[:m], Xt, yt))
+        if results[-1].fit_s * SVC_TIME_PER_DOUBLING > results[0].fit_s:
+            break
+        m *= 2
+    m = min(n_train, RBF_SGD_ROWS)
+    model, fit_s = _timed(lambda: fit_method("rbf-sgd", X[:m], y[:m])[0])
+    accuracy, predict_s = _timed(lambda: float(np.mean(model.predict(Xt) == yt)))
+    results.append(_printed(Row(part, LABELS["rbf-sgd"], m, accuracy, fit_s, predict_s)))
+    _print_verdict(results, part)
+    for dataset in datasets:
+        name, X, y, Xt, yt = load_or_digits(dataset, data_dir)
+        if quick:
+            X, y = _rows(X, y, QUICK_ROWS)
+        Xt, yt = _rows(Xt, yt, TEST_ROWS)
+        print(f"\n{name}: train {X.shape[0]:,} x {X.shape[1]}, test {Xt.shape[0]:,} rows")
+        _print_header()
+        results.append(_fit_dsg(name, X, y, Xt, yt, backend))
+        if svc:
+            tuned = dsg_settings(name)
+            C, gamma = tuned["svc_C"], tuned["gamma"]
+            results.append(_fit_svc(name, f"{svc_name}(C={C:g}, gamma={gamma:g})", SVC(C=C, gamma=gamma), X, y, Xt, yt))
+        _print_verdict(results, name)
+        if name.startswith("digits"):
+            break  # the fallback is one set
+    if plot is not None:
+        _draw(results, plot)
     return 0
 
 
-def _print_row(row, header, unit="features"):
-    if header:
-        print(f"{'algorithm':<14}{'accuracy':>10}{'fit s':>9}{'predict s':>11}  size")
-    name, acc, fit_s, pred_s, size = row
-    print(f"{name:<14}{100 * acc:>9.2f}%{fit_s:>9.2f}{pred_s:>11.2f}  {size} {unit}", flush=True)
+def _rows(X, y, m):
+    """``m`` rows drawn at random (seed 0, kept in order), or all where there are fewer."""
+    if X.shape[0] <= m:
+        return X, y
+    rows = np.sort(np.random.default_rng(0).choice(X.shape[0], m, replace=False))
+    return X[rows], y[rows]
+
+
+def _fit_dsg(part, X, y, Xt, yt, backend):
+    model, fit_s = _timed(lambda: DSGClassifier(random_state=0, backend=backend).fit(X, y))
+    accuracy, predict_s = _timed(lambda: float(np.mean(model.predict(Xt) == yt)))
+    return _printed(Row(part, "DSGClassifier()", X.shape[0], accuracy, fit_s, predict_s))
+
+
+def _fit_svc(part, name, svc, X, y, Xt, yt):
+    model, fit_s = _timed(lambda: svc.fit(X, y))
+    accuracy, predict_s = _timed(lambda: float(np.mean(model.predict(Xt) == yt)))
+    return _printed(Row(part, name, X.shape[0], accuracy, fit_s, predict_s))
+
+
+def _print_header():
+    print(f"{'model':<36}{'rows':>11}{'accuracy':>10}{'fit s':>9}{'predict s':>11}")
+
+
+def _printed(row):
+    print(f"{row.name:<36}{row.rows:>11,}{100 * row.accuracy:>9.2f}%{row.fit_s:>9.2f}{row.predict_s:>11.2f}",
+          flush=True)
+    return row
+
+
+def _print_verdict(results, part):
+    """One line: DSG against the part's most accurate peer (nothing without a peer)."""
+    ours, *peers = [r for r in results if r.part == part]
+    if peers:
+        best = max(peers, key=lambda r: r.accuracy)
+        print(f"DSG against the most accurate peer ({best.name} on {best.rows:,} rows): "
+              f"{100 * (ours.accuracy - best.accuracy):+.2f} points at {ours.fit_s / best.fit_s:.2f}x its fit time")
+
+
+def _draw(results, path):
+    """Accuracy against fit time, one panel a part (skipped, with a message, without
+    matplotlib or where ``path`` exists)."""
+    if os.path.exists(path):
+        print(f"\npicture not drawn: {path} exists (choose another with --plot PATH)")
+        return
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("\npicture not drawn: it needs matplotlib (pip install -e \".[bench]\")")
+        return
+    parts = list(dict.fromkeys(r.part for r in results))
+    fig, axes = plt.subplots(1, len(parts), figsize=(4.2 * len(parts), 3.6), squeeze=False)
+    for ax, part in zip(axes[0], parts):
+        for r in (r for r in results if r.part == part):
+            ours = r.name.startswith("DSG")
+            ax.scatter(r.fit_s, 100 * r.accuracy, marker="o" if ours else "s", color="C0" if ours else "C1")
+            ax.annotate(f"{r.name}, {r.rows:,} rows", (r.fit_s, 100 * r.accuracy),
+                        textcoords="offset points", xytext=(4, 4), fontsize=7)
+        ax.set_xscale("log")
+        ax.set_title(part, fontsize=9)
+        ax.set_xlabel("fit seconds (log)")
+        ax.margins(x=0.25)
+        accuracies = [100 * r.accuracy for r in results if r.part == part]
+        middle, half = (max(accuracies) + min(accuracies)) / 2, max(2.0, 0.6 * (max(accuracies) - min(accuracies)))
+        top = min(100.0, middle + half)
+        ax.set_ylim(top - 2 * half, top)  # at least 4 points: a small gap looks small
+    axes[0][0].set_ylabel("test accuracy (%)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"\npicture: {path}")
 
 
 def _timed(fn):

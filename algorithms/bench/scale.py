@@ -50,7 +50,7 @@ def _rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
-def _fit_method(method, X, y):
+def fit_method(method, X, y):
     """The fitted model of ``method`` (timed by the caller) and what it says about itself."""
     if method == "dsg":
         model = DSGClassifier(random_state=0).fit(X, y)
@@ -103,7 +103,7 @@ def measure_one(method, n):
         info = {"n_iter": model.n_iter_}
     else:
         start = time.perf_counter()
-        model, info = _fit_method(method, X, y)
+        model, info = fit_method(method, X, y)
         fit_s = time.perf_counter() - start
         start = time.perf_counter()
         predicted = model.predict(Xt)

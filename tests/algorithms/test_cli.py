@@ -64,14 +64,33 @@ def _csv(tmp_path):
 
 
 def test_demo_runs_on_the_bundled_fallback(tmp_path, capsys):
-    """With no data folder the demo trains on scikit-learn's digits and prints the table."""
-    assert main(["demo", "--data", str(tmp_path / "no-such-folder")]) == 0
+    """With no data folder the demo's real part trains on scikit-learn's digits; the
+    synthetic part prints DSG, the SVC on doubling subsamples and RBF + SGD; each part
+    ends with DSG against its most accurate peer; the picture is written."""
+    picture = tmp_path / "demo.png"
+    assert main(["demo", "--quick", "--data", str(tmp_path / "no-such-folder"), "--plot", str(picture)]) == 0
     out = capsys.readouterr().out
-    assert "digits-8-vs-rest" in out
-    for name in ("DSG", "UDSG", "CDSG", svc_peer()[0]):
-        line = next(row for row in out.splitlines() if row.startswith(name + " "))
+    synthetic, digits = out[out.index("nonlinear 10,000 rows"):].split("digits-8-vs-rest")
+    models = [row for row in synthetic.splitlines()[2:] if row.strip() and not row.startswith("DSG against")]
+    assert models[0].startswith("DSGClassifier() ") and models[-1].startswith("RBFSampler(2048) + SGD ")
+    svc_rows = [int(row.split()[2].replace(",", "")) for row in models[1:-1]]
+    assert all(row.startswith(svc_peer()[0] + "() ") for row in models[1:-1]) and svc_rows[0] == 500
+    assert svc_rows == [500 * 2**k for k in range(len(svc_rows))]
+    for name in ("DSGClassifier()", svc_peer()[0] + "(C="):
+        line = next(row for row in digits.splitlines() if row.startswith(name))
         accuracy = next(tok for tok in line.split() if tok.endswith("%"))
         assert float(accuracy.rstrip("%")) > 90
+    assert synthetic.count("DSG against the most accurate peer") == digits.count("DSG against the most") == 1
+    assert picture.stat().st_size > 10_000 and picture.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_demo_never_replaces_an_existing_picture(tmp_path, capsys):
+    picture = tmp_path / "demo.png"
+    picture.write_text("the user's file")
+    assert main(["demo", "--quick", "--no-svc", "--dataset", "a9a", "--data", str(tmp_path),
+                 "--plot", str(picture)]) == 0
+    assert picture.read_text() == "the user's file"
+    assert "picture not drawn: " + str(picture) + " exists" in capsys.readouterr().out
 
 
 def test_user_errors_print_one_line_and_exit_2(tmp_path, capsys):
