@@ -2,9 +2,7 @@
 line's bar (``train`` without ``--quiet``) and the distributed driver's per-round bar
 are this one mechanism.
 
-The bar is tqdm's on standard error when tqdm is installed (it comes with the
-``dask`` and ``test`` extras), else a plain text line that says the same. It is
-fed host values only: the iteration count, the number of blocks, and a batch loss
+The bar is tqdm's (a core dependency) on standard error. It is fed host values only: the iteration count, the number of blocks, and a batch loss
 that the loop has already brought to the host. On a device backend a loop must not
 wait for the device (:func:`kbackends.sync_free`), so the engine starts the batch
 loss on its way to the host every :data:`LOSS_EVERY` iterations
@@ -19,6 +17,8 @@ from __future__ import annotations
 import sys
 import time
 
+from tqdm import tqdm
+
 from kbackends import to_host_async
 
 __all__ = ["LOSS_EVERY", "EngineBar", "ProgressBar", "engine_bar", "progress_bar"]
@@ -29,7 +29,7 @@ LOSS_EVERY = 10
 
 
 class ProgressBar:
-    """A progress bar over ``total`` steps on standard error (tqdm, or a text line).
+    """A progress bar (tqdm's) over ``total`` steps on standard error.
 
     Parameters
     ----------
@@ -51,17 +51,10 @@ class ProgressBar:
         self.stream = sys.stderr if stream is None else stream
         self.done = initial
         self.fields = {}
-        self.start = time.perf_counter()
-        self.last_print = -float("inf")
-        self.interactive = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.bar = None
-        try:
-            from tqdm import tqdm
-        except ImportError:  # pragma: no cover - tqdm comes with the test extra
-            return
+        interactive = bool(getattr(self.stream, "isatty", lambda: False)())
         # A log file (not a terminal) gets a line every few seconds, not ten a second.
         self.bar = tqdm(total=total, desc=desc, unit=unit, initial=initial, file=self.stream,
-                        mininterval=0.1 if self.interactive else 5.0, dynamic_ncols=True, smoothing=smoothing)
+                        mininterval=0.1 if interactive else 5.0, dynamic_ncols=True, smoothing=smoothing)
 
     def update(self, done, **fields):
         """Set the steps done to ``done`` (absolute); ``fields`` (host numbers) go after the bar."""
@@ -69,29 +62,22 @@ class ProgressBar:
             self.fields.update({k: v for k, v in fields.items() if v is not None})
         step = done - self.done
         self.done = done
-        if self.bar is not None:
-            if fields:
-                self.bar.set_postfix(self._shown(), refresh=False)
-            self.bar.update(step)
-            return
-        self._line(final=False)
+        if fields:
+            self.bar.set_postfix(self._shown(), refresh=False)
+        self.bar.update(step)
 
     def restart_clock(self):
         """Estimate the rate (and the time left) from the steps after this one only:
         called once the first step, which compiles the kernels, is done."""
-        if self.bar is not None:  # tqdm's rate is (n - initial) / (now - start_t) with smoothing 0
-            now = time.time()  # tqdm's clock (its _time is time.time)
-            self.bar.initial, self.bar.start_t = self.bar.n, now
-            self.bar.last_print_t = max(self.bar.last_print_t, now)  # tqdm's close shows bars printed since start_t
+        now = time.time()  # tqdm's clock (its _time is time.time); its rate is (n - initial) / (now - start_t)
+        self.bar.initial, self.bar.start_t = self.bar.n, now
+        self.bar.last_print_t = max(self.bar.last_print_t, now)  # tqdm's close shows bars printed since start_t
 
     def close(self):
         """Show the last state and end the bar's line."""
-        if self.bar is not None:
-            if self.fields:
-                self.bar.set_postfix(self._shown(), refresh=False)
-            self.bar.close()
-            return
-        self._line(final=True)
+        if self.fields:
+            self.bar.set_postfix(self._shown(), refresh=False)
+        self.bar.close()
 
     def __enter__(self):
         return self
@@ -101,21 +87,6 @@ class ProgressBar:
 
     def _shown(self):
         return {k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in self.fields.items()}
-
-    def _line(self, final):
-        now = time.perf_counter()
-        if not final and now - self.last_print < (0.1 if self.interactive else 5.0):
-            return
-        self.last_print = now
-        if self.total:
-            width = 30
-            filled = int(width * min(self.done, self.total) / self.total)
-            line = f"{self.desc}: [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self.unit}"
-        else:
-            line = f"{self.desc}: {self.done} {self.unit}"
-        line += "".join(f", {k}={v}" for k, v in self._shown().items()) + f", {now - self.start:.1f} s"
-        self.stream.write(("\r" if self.interactive else "") + line + ("\n" if final or not self.interactive else ""))
-        self.stream.flush()
 
 
 def progress_bar(verbose, total, desc, **kwargs):
