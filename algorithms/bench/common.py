@@ -141,6 +141,12 @@ def pipe_table(header, rows, align=None):
     return tabulate(cells, headers=header, tablefmt="pipe", disable_numparse=True, colalign=align)
 
 
+def row_text(header, row):
+    """One row of a table as a plain line (``title: cell`` pairs), for progress printed
+    while the table is still being measured."""
+    return "; ".join(f"{title}: {cell}" for title, cell in zip(header, row))
+
+
 def markdown_table(rows, peer):
     """Rows as a Markdown table; the ratio column is fit + predict time over ``peer``'s
     on the same dataset (the peer's row must be among ``rows``)."""
