@@ -246,8 +246,8 @@ def _markdown(results, quick):
                 wins[key] += 1
             if s_opt is not None and (other is None or s_opt < other):
                 wins_opt[key] += 1
-        time_rows.append([name, f"{res['n']} x {res['d']}", f"{_fmt(s_hit)} [{s_step}]", f"{_fmt(s_opt)} [{s_opt_step}]",
-                          *cells, *ratios])
+        time_rows.append([name, f"{res['n']} x {res['d']}", f"{_fmt(s_hit)} [{s_step}]",
+                          f"{_fmt(s_opt)} [{s_opt_step}]", *cells, *ratios])
     k = len(results)
     lines += [
         pipe_table(["dataset", "n x d", "S3GD total", "S3GD optimiser only", "SGD", "SVRG", "SAGA (sklearn)",

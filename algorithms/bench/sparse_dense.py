@@ -55,8 +55,9 @@ def main(argv=None):
             for seed in seeds:
                 sparse_acc, sparse_s = _run(algo, seed, X, y, Xt, yt)
                 dense_acc, dense_s = _run(algo, seed, Xd, y, Xtd, yt)
-                table.append([f"{name} ({X.nnz / np.prod(X.shape):.1%} stored)", algo, seed, f"{100 * sparse_acc:.2f}%",
-                              f"{100 * dense_acc:.2f}%", f"{sparse_s:.2f}", f"{dense_s:.2f}", f"{sparse_s / dense_s:.2f}x"])
+                table.append([f"{name} ({X.nnz / np.prod(X.shape):.1%} stored)", algo, seed,
+                              f"{100 * sparse_acc:.2f}%", f"{100 * dense_acc:.2f}%", f"{sparse_s:.2f}",
+                              f"{dense_s:.2f}", f"{sparse_s / dense_s:.2f}x"])
                 print(row_text(HEADER, table[-1]), flush=True)  # progress: a row's fits take minutes
     print(pipe_table(HEADER, table))
 
