@@ -1,4 +1,4 @@
-"""What every bench section shares: the row of the table, timing and memory."""
+"""What every bench section shares: the row of the table, timing and memory, the Markdown tables."""
 
 from __future__ import annotations
 
