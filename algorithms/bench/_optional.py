@@ -1,6 +1,6 @@
 """The bench's optional dependencies: imported where they are needed, and a missing
-one named with the extra that brings it (the library's core install has neither
-matplotlib nor h5py)."""
+one named with the extra that brings it (the library's core install has none of
+matplotlib, tabulate and h5py)."""
 
 from __future__ import annotations
 

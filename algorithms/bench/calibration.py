@@ -19,6 +19,8 @@ import numpy as np
 from algorithms import DSGClassifier, SBPClassifier
 from algorithms.datasets import load
 
+from .common import pipe_table, row_text
+
 
 def _data(name, quick):
     from sklearn.datasets import load_breast_cancer, load_digits
@@ -57,6 +59,9 @@ def _estimators(name, n):
     }, (lambda: DSGClassifier(loss="logistic", **dsg))
 
 
+HEADER = ["model", "probabilities", "Brier", "log loss", "accuracy", "fit s"]
+
+
 def run(names=("breast_cancer", "digits", "ijcnn1"), quick=False, progress=print):
     from sklearn.calibration import CalibratedClassifierCV
 
@@ -64,35 +69,36 @@ def run(names=("breast_cancer", "digits", "ijcnn1"), quick=False, progress=print
     lines = []
     for name in names:
         X, Xt, y, yt = _data(name, quick)
-        lines += [f"### {name}: {len(y)} training rows, {len(yt)} test rows, {len(np.unique(y))} classes", "",
-                  "| model | probabilities | Brier | log loss | accuracy | fit s |", "|---|---|---|---|---|---|"]
+        table = []
         makers, logistic = _estimators(name, len(y))
         for label, make in makers.items():
-            rows = []
+            fits = []
             start = time.perf_counter()
             plain = make().fit(X, y)
-            rows.append(("logistic of the raw decision (uncalibrated)", plain,
+            fits.append(("logistic of the raw decision (uncalibrated)", plain,
                          _raw_proba(np.asarray(plain.decision_function(Xt), dtype=np.float64)),
                          time.perf_counter() - start))
             start = time.perf_counter()
             calibrated = make(probability=True).fit(X, y)
-            rows.append(("`probability=True` (Platt, 10% held out)", calibrated, calibrated.predict_proba(Xt),
+            fits.append(("`probability=True` (Platt, 10% held out)", calibrated, calibrated.predict_proba(Xt),
                          time.perf_counter() - start))
             start = time.perf_counter()
             peer = CalibratedClassifierCV(make(), method="sigmoid", cv=3).fit(X, y)
-            rows.append(("sklearn `CalibratedClassifierCV(sigmoid, cv=3)`", peer, peer.predict_proba(Xt),
+            fits.append(("sklearn `CalibratedClassifierCV(sigmoid, cv=3)`", peer, peer.predict_proba(Xt),
                          time.perf_counter() - start))
-            for what, model, P, seconds in rows:
+            for what, model, P, seconds in fits:
                 brier, loss, acc = _scores(yt, np.asarray(P), np.asarray(model.predict(Xt)), model.classes_)
-                lines.append(f"| {label} | {what} | {brier:.4f} | {loss:.4f} | {100 * acc:.2f}% | {seconds:.2f} |")
-                progress(lines[-1])
+                table.append([label, what, f"{brier:.4f}", f"{loss:.4f}", f"{100 * acc:.2f}%", f"{seconds:.2f}"])
+                progress(row_text(HEADER, table[-1]))
         start = time.perf_counter()
         clf = logistic().fit(X, y)
         seconds = time.perf_counter() - start
         brier, loss, acc = _scores(yt, np.asarray(clf.predict_proba(Xt)), np.asarray(clf.predict(Xt)), clf.classes_)
-        lines += [f"| DSG (logistic loss) | its own log-odds | {brier:.4f} | {loss:.4f} | {100 * acc:.2f}% | "
-                  f"{seconds:.2f} |", ""]
-        progress(lines[-2])
+        table.append(["DSG (logistic loss)", "its own log-odds", f"{brier:.4f}", f"{loss:.4f}", f"{100 * acc:.2f}%",
+                      f"{seconds:.2f}"])
+        progress(row_text(HEADER, table[-1]))
+        lines += [f"### {name}: {len(y)} training rows, {len(yt)} test rows, {len(np.unique(y))} classes", "",
+                  pipe_table(HEADER, table), ""]
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""What every bench section shares: the row of the table, timing and memory."""
+"""What every bench section shares: the row of the table, timing and memory, the Markdown tables."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._optional import pyplot
+from ._optional import pyplot, require
+
+ALIGNMENTS = ("left", "right", "center")
 
 
 @dataclass
@@ -93,13 +95,63 @@ def subsample(X, y, n, seed):
     return X[keep], y[keep]
 
 
+def _cell(value):
+    """A value as the text of one cell: ``|`` escaped (GitHub and Python-Markdown read
+    ``\\|`` as a literal bar) and line breaks as ``<br>`` (a row is one line)."""
+    return "<br>".join(str(value).replace("|", "\\|").splitlines())
+
+
+def pipe_table(header, rows, align=None):
+    """A Markdown pipe table (GitHub's), each cell the text the caller formatted.
+
+    Cells are written with ``str`` and never re-parsed as numbers, so ``"1.50"``
+    stays ``1.50``; columns are padded to a common width.
+
+    Parameters
+    ----------
+    header : sequence
+        The columns' titles.
+    rows : iterable of sequences
+        One sequence of cells per row, as many as ``header``; none gives the header
+        and its rule alone.
+    align : sequence of {"left", "right", "center"}, optional
+        One per column, written into the rule under the header; all left when None.
+
+    Returns
+    -------
+    str
+        The header line, the rule and one line per row, without a final newline.
+
+    Raises
+    ------
+    ValueError
+        A row or ``align`` whose length is not the header's, or an unknown alignment.
+    ModuleNotFoundError
+        When tabulate (the ``bench`` extra) is not installed.
+    """
+    tabulate = require("tabulate", "the bench's tables").tabulate
+    header = [_cell(title) for title in header]
+    align = ["left"] * len(header) if align is None else list(align)
+    if len(align) != len(header) or not set(align) <= set(ALIGNMENTS):
+        raise ValueError(f"align must give one of {ALIGNMENTS} per column ({len(header)}), got {align}")
+    cells = [[_cell(value) for value in row] for row in rows]
+    for row in cells:
+        if len(row) != len(header):
+            raise ValueError(f"a row of {len(row)} cells under a header of {len(header)}: {row}")
+    return tabulate(cells, headers=header, tablefmt="pipe", disable_numparse=True, colalign=align)
+
+
+def row_text(header, row):
+    """One row of a table as a plain line (``title: cell`` pairs), for progress printed
+    while the table is still being measured."""
+    return "; ".join(f"{title}: {cell}" for title, cell in zip(header, row))
+
+
 def markdown_table(rows, peer):
     """Rows as a Markdown table; the ratio column is fit + predict time over ``peer``'s
     on the same dataset (the peer's row must be among ``rows``)."""
-    lines = [
-        f"| dataset | method | accuracy | fit s | predict s | time vs {peer} | peak traced MiB | size |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    header = ["dataset", "method", "accuracy", "fit s", "predict s", f"time vs {peer}", "peak traced MiB", "size"]
+    cells = []
     for r in rows:
         ref = next((p for p in rows if p.dataset == r.dataset and p.method == peer), None)
         ratio = f"{r.total_s / ref.total_s:.2f}x" if ref and ref.total_s > 0 else "-"
@@ -107,10 +159,8 @@ def markdown_table(rows, peer):
         if r.accuracy_std is not None:
             acc += f" ± {100 * r.accuracy_std:.2f}"
         mb = "-" if np.isnan(r.peak_mb) else f"{r.peak_mb:.0f}"
-        lines.append(
-            f"| {r.dataset} | {r.method} | {acc} | {r.fit_s:.2f} | {r.predict_s:.2f} | {ratio} | {mb} | {r.size} |"
-        )
-    return "\n".join(lines)
+        cells.append([r.dataset, r.method, acc, f"{r.fit_s:.2f}", f"{r.predict_s:.2f}", ratio, mb, r.size])
+    return pipe_table(header, cells)
 
 
 def accuracy_time_figure(rows, title):

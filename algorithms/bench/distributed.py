@@ -33,6 +33,7 @@ from algorithms import dsg
 from algorithms.datasets import load
 
 from ._optional import require
+from .common import pipe_table
 
 _PURPOSE = "the distributed fit's measurements"  # dask and distributed: the bench (or dask) extra
 DSG_SETTINGS = dict(gamma=1.0, n_iter=32, batch_size=2048, block_size=256, random_state=0)
@@ -90,7 +91,7 @@ def scheme():
         ))
     header = ("fit", "round trips", "kB per iteration (up+down, all workers)", "ms per iteration",
               "ms per round not in the engine", "test accuracy", "recoveries")
-    return _markdown(header, rows)
+    return pipe_table(header, rows) + "\n"
 
 
 def scaling():
@@ -103,7 +104,8 @@ def scaling():
         st = model.params["distributed"]
         rows.append((str(n_workers), f"{seconds:.1f}", f"{sampled / seconds:,.0f}",
                      f"{(dsg.predict(model, Xt) == yt).mean():.4f}", str(st["recoveries"])))
-    return _markdown(("workers", "fit seconds", "rows sampled per second", "test accuracy", "recoveries"), rows)
+    header = ("workers", "fit seconds", "rows sampled per second", "test accuracy", "recoveries")
+    return pipe_table(header, rows) + "\n"
 
 
 class _PeakMemory(threading.Thread):
@@ -192,16 +194,10 @@ def ooc(rows=20_000_000, chunk_rows=250_000, memory_limit="1GB", folder=None, n_
         ("in memory, single process", f"{n_mem:,}", f"{mem_s:.1f}", f"{mem_s / n_mem * 1e9:.0f}", "-",
          f"{mem_accuracy:.4f}"),
     ]
-    table = _markdown(("fit", "rows", "seconds", "ns per row", "peak worker RSS", "accuracy"), rows_out)
+    table = pipe_table(("fit", "rows", "seconds", "ns per row", "peak worker RSS", "accuracy"), rows_out) + "\n"
     extra = (f"\n(generated in {generate_s:.0f} s; {stats['rounds']} rounds, "
              f"{(stats['bytes_up'] + stats['bytes_down']) / 1e6:.2f} MB of coefficients moved)\n")
     return table + extra
-
-
-def _markdown(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
 
 
 def main(argv=None):

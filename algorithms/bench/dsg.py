@@ -20,7 +20,7 @@ from algorithms.datasets import load_or_digits
 from kbackends import to_numpy
 
 from ._optional import pyplot
-from .common import Row, accuracy_time_figure, measure, subsample
+from .common import Row, accuracy_time_figure, measure, pipe_table, subsample
 from .protocols import DSG_DATASETS as DATASETS
 from .protocols import DSG_PEER as PEER
 from .protocols import DSG_VARIANTS, dsg_fit_kwargs, dsg_peers, dsg_settings, svc_peer_note
@@ -101,13 +101,9 @@ def objective_curves(name, X, y, settings, progress, lengths=(50, 100, 200)):
 
 
 def objective_table(points):
-    lines = [
-        "| dataset | setting | variant | iterations | fit s | training objective |",
-        "|---|---|---|---|---|---|",
-    ]
-    for dataset, (setting, variant, seconds, obj, n_iter) in points:
-        lines.append(f"| {dataset} | {setting} | {variant.upper()} | {n_iter} | {seconds:.2f} | {obj:.4f} |")
-    return "\n".join(lines)
+    return pipe_table(["dataset", "setting", "variant", "iterations", "fit s", "training objective"],
+                      [[dataset, setting, variant.upper(), n_iter, f"{seconds:.2f}", f"{obj:.4f}"]
+                       for dataset, (setting, variant, seconds, obj, n_iter) in points])
 
 
 

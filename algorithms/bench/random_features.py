@@ -28,20 +28,23 @@ from kbackends.random import FEATURES, omega_blocks
 
 from .. import datasets
 from ..dsg import DSGClassifier
+from .common import pipe_table, row_text
 
 SEEDS = range(5)
 BLOCK_SIZE = 256
 
 
 def gram_errors(name, blocks=(1, 4, 16, 64), n_rows=1000):
-    """Print the error table of data set ``name``: mean ± std over the seeds per kind."""
+    """Print the error table of data set ``name``: mean ± std over the seeds per kind (each
+    row as a plain line when measured, the Markdown table at the end)."""
     X = datasets.load(name)[0]
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
     Xs = X[np.random.default_rng(0).choice(X.shape[0], n_rows, replace=False)]
     D = cdist(Xs, Xs, "sqeuclidean")
     gamma = 1.0 / np.median(D[np.triu_indices(n_rows, 1)])
     K = np.exp(-gamma * D)
-    print(f"{name}: d={X.shape[1]}, gamma={gamma:.4g}\n| features | " + " | ".join(FEATURES) + " |")
+    print(f"{name}: d={X.shape[1]}, gamma={gamma:.4g}")
+    header, table = ["features", *FEATURES], []
     for nb in blocks:
         cells = []
         for features in FEATURES:
@@ -51,12 +54,15 @@ def gram_errors(name, blocks=(1, 4, 16, 64), n_rows=1000):
                 Z = np.sqrt(2.0 / (nb * BLOCK_SIZE)) * np.cos(Xs @ omega.T + phase)
                 errors.append(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K))
             cells.append(f"{np.mean(errors):.4f} ± {np.std(errors):.4f}")
-        print(f"| {nb * BLOCK_SIZE} | " + " | ".join(cells) + " |", flush=True)
+        table.append([nb * BLOCK_SIZE, *cells])
+        print(row_text(header, table[-1]), flush=True)
+    print(pipe_table(header, table))
 
 
 def accuracies(name, blocks=(10, 25, 50, 100), max_train=0, max_test=0):
     """Print the accuracy table of data set ``name`` (rows subsampled to ``max_train`` /
-    ``max_test`` where those are set and smaller)."""
+    ``max_test`` where those are set and smaller), each row as a plain line when measured,
+    the Markdown table at the end."""
     X, y, Xt, yt = datasets.load(name)
     rng = np.random.default_rng(0)
     if max_train and X.shape[0] > max_train:
@@ -66,7 +72,8 @@ def accuracies(name, blocks=(10, 25, 50, 100), max_train=0, max_test=0):
         keep = rng.choice(Xt.shape[0], max_test, replace=False)
         Xt, yt = Xt[keep], yt[keep]
     print(f"{name}: train {X.shape}, test {Xt.shape}")
-    print("| blocks (features) | features | accuracy % mean ± std | fit s (median) | predict s (median) |")
+    header = ["blocks (features)", "features", "accuracy % mean ± std", "fit s (median)", "predict s (median)"]
+    table = []
     for nb in blocks:
         runs = {features: ([], [], []) for features in FEATURES}
         for seed in SEEDS:
@@ -79,8 +86,10 @@ def accuracies(name, blocks=(10, 25, 50, 100), max_train=0, max_test=0):
                 predict_s.append(time.perf_counter() - t1)
                 fit_s.append(t1 - t0)
         for features, (acc, fit_s, predict_s) in runs.items():
-            print(f"| {nb} ({nb * BLOCK_SIZE}) | {features} | {np.mean(acc):.2f} ± {np.std(acc):.2f} | "
-                  f"{np.median(fit_s):.2f} | {np.median(predict_s):.2f} |", flush=True)
+            table.append([f"{nb} ({nb * BLOCK_SIZE})", features, f"{np.mean(acc):.2f} ± {np.std(acc):.2f}",
+                          f"{np.median(fit_s):.2f}", f"{np.median(predict_s):.2f}"])
+            print(row_text(header, table[-1]), flush=True)
+    print(pipe_table(header, table))
 
 
 def main(argv=None):

@@ -38,7 +38,7 @@ import numpy as np
 from .. import s3gd
 from ..datasets import load
 from ._optional import pyplot
-from .common import Row, measure
+from .common import Row, measure, pipe_table
 from .protocols import S3GD_DATASETS as DATASETS
 from .protocols import S3GD_GAP as GAP
 from .protocols import S3GD_LAM as LAM
@@ -222,9 +222,8 @@ def _markdown(results, quick):
         f"single-threaded; {load_s}). Best step of the grid in brackets. S3GD total includes its preprocessing "
         f"(k-means, anchors, graph, Eq. 22 products); optimiser only leaves it out (the paper's Table I counts it apart).",
         "",
-        "| dataset | n x d | S3GD total | S3GD optimiser only | SGD | SVRG | SAGA (sklearn) | SGDClassifier | S3GD/SGD | S3GD/SVRG | S3GD/SAGA |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    time_rows = []
     wins = {"sgd": 0, "svrg": 0, "SAGA": 0}
     wins_opt = {"sgd": 0, "svrg": 0, "SAGA": 0}
     for name, res in results.items():
@@ -247,10 +246,12 @@ def _markdown(results, quick):
                 wins[key] += 1
             if s_opt is not None and (other is None or s_opt < other):
                 wins_opt[key] += 1
-        lines.append(f"| {name} | {res['n']} x {res['d']} | {_fmt(s_hit)} [{s_step}] | {_fmt(s_opt)} [{s_opt_step}] | "
-                     + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+        time_rows.append([name, f"{res['n']} x {res['d']}", f"{_fmt(s_hit)} [{s_step}]",
+                          f"{_fmt(s_opt)} [{s_opt_step}]", *cells, *ratios])
     k = len(results)
     lines += [
+        pipe_table(["dataset", "n x d", "S3GD total", "S3GD optimiser only", "SGD", "SVRG", "SAGA (sklearn)",
+                    "SGDClassifier", "S3GD/SGD", "S3GD/SVRG", "S3GD/SAGA"], time_rows),
         "",
         f"S3GD (total) faster on {wins['sgd']}/{k} datasets than SGD, {wins['svrg']}/{k} than SVRG, "
         f"{wins['SAGA']}/{k} than SAGA; optimiser only: {wins_opt['sgd']}/{k}, {wins_opt['svrg']}/{k}, "
@@ -258,16 +259,16 @@ def _markdown(results, quick):
         "",
         "Gradient correlation with the exact gradient (paper's Fig. 6): mean [min] over the checkpoints of the run.",
         "",
-        "| dataset | step | S3GD | SGD | SVRG |",
-        "|---|---|---|---|---|",
     ]
+    corr_rows = []
     for name, res in results.items():
         for step in res["steps"][:2]:
             cells = []
             for m in METHODS:
                 c = res["traces"][(m, step)]["corr"]
                 cells.append(f"{np.nanmean(c):.3f} [{np.nanmin(c):.3f}]")
-            lines.append(f"| {name} | {step} | " + " | ".join(cells) + " |")
+            corr_rows.append([name, step, *cells])
+    lines += [pipe_table(["dataset", "step", "S3GD", "SGD", "SVRG"], corr_rows)]
     lines += ["", "Paper's step rule (Eq. 47: largest step whose last fifth of checkpoints averages a gap <= 1e-2):", ""]
     for name, res in results.items():
         chosen = []

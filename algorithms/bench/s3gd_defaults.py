@@ -48,6 +48,7 @@ from .._models import estimator as _estimator
 from ..datasets import data_dir as folder_of
 from ..datasets import load
 from ..s3gd import _setup as setup
+from .common import pipe_table
 from .protocols import S3GD_DATASETS, S3GD_GAP, S3GD_LAM, appended, logistic_objective, logistic_optimum
 
 
@@ -285,16 +286,15 @@ def main(argv=None):
             rows.extend(compare(name, args.repeat, kwargs, formats=args.formats.split(",")))
         svmguide1(kwargs)
     print(f"\nload average {os.getloadavg()}; target: S3GD gap <= {S3GD_GAP:g} and S3GD time <= SAGA time\n")
-    print("| dataset | format | S3GD() fit s | gap | test acc | epochs | SAGA(tol=1e-3) fit s | gap | test acc | epochs "
-          "| S3GD / SAGA time |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    ok = True
+    ok, table = True, []
     for name, fmt, to, go, ao, ep, ts, gs, as_, es in ((r[0], r[1], r[2], r[3], r[4], r[8], r[5], r[6], r[7], r[9])
                                                       for r in rows):
         ok &= go <= S3GD_GAP and to <= ts
         ep_s = "-" if ep is None else f"{ep:.2f}"
-        print(f"| {name} | {fmt} | {to:.3f} | {go:.1e} | {100 * ao:.2f}% | {ep_s} | {ts:.3f} | {gs:.1e} | "
-              f"{100 * as_:.2f}% | {es} | {to / ts:.2f} |")
+        table.append([name, fmt, f"{to:.3f}", f"{go:.1e}", f"{100 * ao:.2f}%", ep_s, f"{ts:.3f}", f"{gs:.1e}",
+                      f"{100 * as_:.2f}%", es, f"{to / ts:.2f}"])
+    print(pipe_table(["dataset", "format", "S3GD() fit s", "gap", "test acc", "epochs", "SAGA(tol=1e-3) fit s", "gap",
+                      "test acc", "epochs", "S3GD / SAGA time"], table))
     print(f"\nacceptance: {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
 

@@ -33,7 +33,7 @@ from kbackends import resolve, to_numpy
 from kbackends.ops import water_level
 
 from ._optional import pyplot
-from .common import Row, measure
+from .common import Row, measure, pipe_table
 from .protocols import SBP_DATASETS as SETTINGS
 from .protocols import sbp_data, svc_peer, svc_peer_note
 
@@ -139,10 +139,9 @@ def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
     md = ["### SBP (kernelized Stochastic Batch Perceptron) vs SVC", "", *[f"- {n}" for n in notes], ""]
     if curve is not None:
         name, lengths, seconds, errors, svc_row = curve
+        points = [[T, f"{s:.1f}", f"{e:.2f}"] for T, s, e in zip(lengths, seconds, errors)]
         md += [f"SBP test error against fit time on {name} (SVC: {100 * (1 - svc_row.accuracy):.2f}% "
-               f"in {svc_row.fit_s:.1f} s):", "", "| T | fit s | test error % |", "|---:|---:|---:|"]
-        md += [f"| {T} | {s:.1f} | {e:.2f} |" for T, s, e in zip(lengths, seconds, errors)]
-        md.append("")
+               f"in {svc_row.fit_s:.1f} s):", "", pipe_table(["T", "fit s", "test error %"], points, ["right"] * 3), ""]
         fig, ax = plt.subplots(figsize=(5, 3.5))
         ax.plot(seconds, errors, "o-", label="SBP (averaged iterate)")
         ax.plot([svc_row.fit_s], [100 * (1 - svc_row.accuracy)], "s", label=svc_row.method)

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import DSGClassifier
 from ..datasets import make_nonlinear_classes
-from .common import Row
+from .common import Row, pipe_table
 
 SIZES = (1_000_000, 4_000_000, 10_000_000)
 QUICK_SIZES = (100_000, 300_000)
@@ -144,19 +144,20 @@ def run(sizes=SIZES, methods=METHODS, progress=print):
 def markdown(results):
     """The results as a Markdown table, each row with its ratio to RBFSampler + SGD at that size."""
     peer = {r["n"]: r for r in results if r["method"] == "rbf-sgd" and "fit_s" in r}
-    lines = ["| rows | method | accuracy | fit s | fit ratio to RBF+SGD | predict s (100k rows) | us / row | "
-             "features | iterations | peak RSS MB (input MB) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    header = ["rows", "method", "accuracy", "fit s", "fit ratio to RBF+SGD", "predict s (100k rows)", "us / row",
+              "features", "iterations", "peak RSS MB (input MB)"]
+    rows = []
     for r in results:
         name = LABELS[r["method"]]
         if "skipped" in r:
-            lines.append(f"| {r['n']:,} | {name} | not run: {r['skipped']} | | | | | | | |")
+            rows.append([f"{r['n']:,}", name, f"not run: {r['skipped']}"] + [""] * (len(header) - 3))
             continue
         ratio = f"{r['fit_s'] / peer[r['n']]['fit_s']:.2f}" if r["n"] in peer else ""
         memory = "" if r["method"] == "dsg-dask" else f"{r['peak_rss_mb']:.0f} ({r['input_mb']:.0f})"
-        lines.append(f"| {r['n']:,} | {name} | {100 * r['accuracy']:.2f}% | {r['fit_s']:.1f} | {ratio} | "
-                     f"{r['predict_s']:.2f} | {1e6 * r['fit_s'] / r['n']:.1f} | {r.get('features', '')} | "
-                     f"{r.get('n_iter', '')} | {memory} |")
-    return "\n".join(lines) + "\n"
+        rows.append([f"{r['n']:,}", name, f"{100 * r['accuracy']:.2f}%", f"{r['fit_s']:.1f}", ratio,
+                     f"{r['predict_s']:.2f}", f"{1e6 * r['fit_s'] / r['n']:.1f}", r.get("features", ""),
+                     r.get("n_iter", ""), memory])
+    return pipe_table(header, rows) + "\n"
 
 
 def run_section(data_dir=None, quick=False, backend="cpu", progress=print):

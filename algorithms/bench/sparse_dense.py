@@ -8,6 +8,7 @@ For each data set as :func:`algorithms.datasets.load` gives it with ``sparse=Tru
 arguments and the same ``random_state``, the two formats alternated in one
 process: test accuracy, fit + predict time, and the CSR / dense time ratio.
 The acceptance asks CSR for the dense accuracy (+-0.1 point) in no more time.
+Each row is printed as a plain line when measured, the Markdown table at the end.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ import numpy as np
 from algorithms import DSGClassifier, S3GDClassifier, SBPClassifier
 from algorithms.datasets import load
 
+from .common import pipe_table, row_text
+
 ALGOS = ("dsg", "sbp", "s3gd")
+HEADER = ["data", "algorithm", "seed", "CSR accuracy", "dense accuracy", "CSR s", "dense s", "CSR / dense time"]
 
 
 def _estimator(algo, seed):
@@ -41,9 +45,7 @@ def main(argv=None):
     parser.add_argument("--seeds", default="0", help="random_state values, comma-separated")
     parser.add_argument("--data", help="data folder (default: $KBACKENDS_DATA or ../shared/data)")
     args = parser.parse_args(argv)
-    seeds = [int(s) for s in args.seeds.split(",")]
-    print("| data | algorithm | seed | CSR accuracy | dense accuracy | CSR s | dense s | CSR / dense time |")
-    print("|---|---|---|---|---|---|---|---|")
+    seeds, table = [int(s) for s in args.seeds.split(",")], []
     for name in args.only.split(","):
         X, y, Xt, yt = load(name, args.data, sparse=True)
         Xd, Xtd = X.toarray(), Xt.toarray()
@@ -53,8 +55,11 @@ def main(argv=None):
             for seed in seeds:
                 sparse_acc, sparse_s = _run(algo, seed, X, y, Xt, yt)
                 dense_acc, dense_s = _run(algo, seed, Xd, y, Xtd, yt)
-                print(f"| {name} ({X.nnz / np.prod(X.shape):.1%} stored) | {algo} | {seed} | {100 * sparse_acc:.2f}% | "
-                      f"{100 * dense_acc:.2f}% | {sparse_s:.2f} | {dense_s:.2f} | {sparse_s / dense_s:.2f}x |", flush=True)
+                table.append([f"{name} ({X.nnz / np.prod(X.shape):.1%} stored)", algo, seed,
+                              f"{100 * sparse_acc:.2f}%", f"{100 * dense_acc:.2f}%", f"{sparse_s:.2f}",
+                              f"{dense_s:.2f}", f"{sparse_s / dense_s:.2f}x"])
+                print(row_text(HEADER, table[-1]), flush=True)  # progress: a row's fits take minutes
+    print(pipe_table(HEADER, table))
 
 
 if __name__ == "__main__":

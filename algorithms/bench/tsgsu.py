@@ -50,7 +50,7 @@ from kbackends import resolve, to_numpy
 from .. import dsg, tsgsu
 from .._boundary.validation import median_gamma
 from ._optional import pyplot
-from .common import Row, measure
+from .common import Row, measure, pipe_table
 from .protocols import SU_DATASETS, SU_N_PAIRS, SU_N_UNLABELED, su_split
 from .protocols import su_prepare as prepare
 
@@ -187,8 +187,7 @@ def aggregate(rows):
 
 def summary_table(rows):
     """Mean +- std accuracy over seeds, mean fit seconds, per dataset and method."""
-    lines = ["| dataset | method | accuracy % (mean +- std) | seeds | fit s (mean) | predict s |",
-             "|---|---|---|---|---|---|"]
+    cells = []
     keys = []
     for r in rows:
         if (r.dataset, r.method) not in keys:
@@ -196,9 +195,9 @@ def summary_table(rows):
     for ds, method in keys:
         sel = [r for r in rows if r.dataset == ds and r.method == method]
         acc = np.array([r.accuracy for r in sel]) * 100
-        lines.append(f"| {ds} | {method} | {acc.mean():.2f} +- {acc.std():.2f} | {len(sel)} | "
-                     f"{np.mean([r.fit_s for r in sel]):.2f} | {np.mean([r.predict_s for r in sel]):.3f} |")
-    return "\n".join(lines)
+        cells.append([ds, method, f"{acc.mean():.2f} +- {acc.std():.2f}", len(sel),
+                      f"{np.mean([r.fit_s for r in sel]):.2f}", f"{np.mean([r.predict_s for r in sel]):.3f}"])
+    return pipe_table(["dataset", "method", "accuracy % (mean +- std)", "seeds", "fit s (mean)", "predict s"], cells)
 
 
 def acceptance(rows, priors, backend):
@@ -232,11 +231,9 @@ def acceptance(rows, priors, backend):
 
 
 def prior_table(priors):
-    lines = ["| dataset | seed | true pi_+ | estimated pi_+ | error | seconds |", "|---|---|---|---|---|---|"]
-    for p in priors:
-        lines.append(f"| {p['dataset']} | {p['seed']} | {p['true']:.3f} | {p['estimated']:.3f} | "
-                     f"{p['estimated'] - p['true']:+.3f} | {p['seconds']:.1f} |")
-    return "\n".join(lines)
+    return pipe_table(["dataset", "seed", "true pi_+", "estimated pi_+", "error", "seconds"],
+                      [[p["dataset"], p["seed"], f"{p['true']:.3f}", f"{p['estimated']:.3f}",
+                        f"{p['estimated'] - p['true']:+.3f}", f"{p['seconds']:.1f}"] for p in priors])
 
 
 def plot(rows, backend):

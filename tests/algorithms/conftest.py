@@ -1,5 +1,7 @@
 """Fixtures of the algorithm tests: the data several test modules share."""
 
+import re
+
 import pytest
 from sklearn.datasets import load_breast_cancer
 
@@ -27,3 +29,16 @@ def device_tool_backend():
     if "cuda" in kbackends.available_backends():
         return "cuda"
     pytest.skip("no CUDA GPU here and the simulator is off")
+
+
+@pytest.fixture
+def table_rows():
+    """A function reading the Markdown tables in a text: for each line that starts with
+    ``|`` (header, rule and rows alike), its cells, split at the bars that are not
+    escaped, stripped of their padding and with ``\\|`` read back as ``|``."""
+
+    def read(text):
+        return [[cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+                for line in text.splitlines() if line.startswith("|")]
+
+    return read

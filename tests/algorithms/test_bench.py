@@ -8,6 +8,7 @@ import pytest
 
 from algorithms import bench as _bench
 from algorithms._cli.main import main
+from algorithms.bench.common import pipe_table
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def fake_section(monkeypatch):
     return calls
 
 
-def test_run_writes_table_ratio_and_plot(fake_section, tmp_path):
+def test_run_writes_table_ratio_and_plot(fake_section, tmp_path, table_rows):
     lines = []
     sections = _bench.run(out_dir=tmp_path, quick=True, only=["toy"], progress=lines.append)
     assert fake_section == [(None, True, "cpu")]
@@ -39,8 +40,10 @@ def test_run_writes_table_ratio_and_plot(fake_section, tmp_path):
     assert "by `python -m algorithms bench` (--quick, backend cpu) at commit" in report
     assert "## Toy section" in report and "extra study text" in report
     # fit + predict over the peer's: 0.75 / 3.0
-    assert "| toy | ours | 90.00% ± 1.00 | 0.50 | 0.25 | 0.25x | - | 64 features |" in report
-    assert "| toy | peer | 80.00% | 2.00 | 1.00 | 1.00x | 5 | 10 SV |" in report
+    rows = table_rows(report)
+    assert ["dataset", "method", "accuracy", "fit s", "predict s", "time vs peer", "peak traced MiB", "size"] in rows
+    assert ["toy", "ours", "90.00% ± 1.00", "0.50", "0.25", "0.25x", "-", "64 features"] in rows
+    assert ["toy", "peer", "80.00%", "2.00", "1.00", "1.00x", "5", "10 SV"] in rows
     png = (tmp_path / "toy.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert "![toy.png](toy.png)" in report
@@ -151,3 +154,44 @@ def test_onedals_svc_when_it_is_really_installed():
     _, row = sbp._svc_row("digits", X, y, Xt, yt, 10.0, 0.05, lambda line: None)
     reference = SVC(C=10.0, gamma=0.05).fit(X, y).score(Xt, yt)
     assert row.method == "oneDAL SVC" and abs(row.accuracy - reference) <= 0.02
+
+
+def test_pipe_table_keeps_the_cells_text_and_aligns_in_the_rule(table_rows):
+    text = pipe_table(["name", "count", "share"], [["a", "007", "1e5"], ["long name", 12, "1.50"]],
+                      align=["left", "right", "center"])
+    header, rule, *rows = table_rows(text)
+    assert header == ["name", "count", "share"]
+    assert rows == [["a", "007", "1e5"], ["long name", "12", "1.50"]]  # never re-read as numbers
+    assert [(c.startswith(":"), c.endswith(":")) for c in rule] == [(True, False), (False, True), (True, True)]
+    assert all(set(c) <= set(":-") for c in rule)
+    lines = text.splitlines()
+    assert len(lines) == 4 and len({len(line) for line in lines}) == 1  # padded to common widths
+    assert lines[3].startswith("| long name |") and lines[3].endswith("|  1.50   |")
+
+
+def test_pipe_table_escapes_bars_and_line_breaks(table_rows):
+    text = pipe_table(["a|b", "error"], [["x", "ValueError: p | q\nsecond line"]])
+    assert "a\\|b" in text and "p \\| q<br>second line" in text and len(text.splitlines()) == 3
+    assert table_rows(text)[0] == ["a|b", "error"]
+    assert table_rows(text)[2] == ["x", "ValueError: p | q<br>second line"]
+
+
+def test_pipe_table_of_no_rows_is_its_header(table_rows):
+    text = pipe_table(["x", "y"], [], align=["right", "left"])
+    assert len(text.splitlines()) == 2 and table_rows(text)[0] == ["x", "y"]
+    assert pipe_table(["x", "y"], iter([])) == pipe_table(["x", "y"], [])
+
+
+def test_pipe_table_refuses_ragged_rows_and_unknown_alignments():
+    with pytest.raises(ValueError, match="a row of 1 cells under a header of 2"):
+        pipe_table(["x", "y"], [["1", "2"], ["3"]])
+    with pytest.raises(ValueError, match="align must give one of"):
+        pipe_table(["x", "y"], [], align=["right"])
+    with pytest.raises(ValueError, match="align must give one of"):
+        pipe_table(["x"], [], align=["decimal"])
+
+
+def test_pipe_table_names_the_extra_when_tabulate_is_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tabulate", None)
+    with pytest.raises(ModuleNotFoundError, match=r'tabulate.*pip install "kbackends\[bench\]"'):
+        pipe_table(["x"], [["1"]])

@@ -136,7 +136,7 @@ def test_large_inputs_are_predicted_in_row_chunks_with_the_same_values(data, mon
     np.testing.assert_array_equal(model.predict(scipy.sparse.csr_matrix(X)), model.predict(X))
 
 
-def test_scale_bench_measures_each_method_in_its_own_process():
+def test_scale_bench_measures_each_method_in_its_own_process(table_rows):
     from algorithms.bench import scale
 
     results = scale.run([3000], ["dsg", "rbf-sgd"], progress=lambda *a: None)
@@ -145,8 +145,9 @@ def test_scale_bench_measures_each_method_in_its_own_process():
     for r in results:
         assert r["n"] == 3000 and r["fit_s"] > 0 and r["peak_rss_mb"] >= r["rss_data_mb"] > 0
     assert by_method["dsg"]["accuracy"] > 0.6  # the non-linear rule is learnt (chance: 0.5)
-    table = scale.markdown(results)
-    assert "| 3,000 | DSGClassifier() |" in table and "RBFSampler(2048) + SGD" in table
+    rows = table_rows(scale.markdown(results))
+    assert rows[0][:2] == ["rows", "method"] and len(rows) == 4 and {len(row) for row in rows} == {10}
+    assert [row[:2] for row in rows[2:]] == [["3,000", "DSGClassifier()"], ["3,000", "RBFSampler(2048) + SGD"]]
 
 
 def test_patience_is_a_tenth_of_a_pass_on_large_data():

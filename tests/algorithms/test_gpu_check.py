@@ -36,7 +36,7 @@ def test_dry_run_writes_every_step(tmp_path, device_tool_backend):
         assert heading in text
 
 
-def test_a_step_past_its_limit_is_killed_and_the_check_goes_on(tmp_path, monkeypatch):
+def test_a_step_past_its_limit_is_killed_and_the_check_goes_on(tmp_path, monkeypatch, table_rows):
     calls, run_limited = [], check._run_limited
 
     def fake_run_limited(cmd, limit):
@@ -49,7 +49,9 @@ def test_a_step_past_its_limit_is_killed_and_the_check_goes_on(tmp_path, monkeyp
     report = check.run(tmp_path, backend="cpu", only="env,gate", progress=lambda *a, **k: None)
     assert calls == ["env", "gate"]
     assert report["steps"]["env"]["status"] == "killed at its limit (1 s)" and report["steps"]["gate"]["status"] == "ok"
-    assert "killed at its limit" in (tmp_path / "check.md").read_text()
+    header, _, *rows = table_rows((tmp_path / "check.md").read_text())[:4]  # the steps' table
+    assert header == ["step", "status", "seconds"]
+    assert [row[:2] for row in rows] == [["env", "killed at its limit (1 s)"], ["gate", "ok"]]
 
 
 def test_unknown_steps_are_refused(tmp_path):

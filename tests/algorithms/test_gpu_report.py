@@ -10,7 +10,7 @@ import pytest
 
 
 @pytest.mark.cuda
-def test_small_report_has_every_section(tmp_path, device_tool_backend):
+def test_small_report_has_every_section(tmp_path, device_tool_backend, table_rows):
     from algorithms._cli.main import main
 
     backend = device_tool_backend
@@ -26,6 +26,7 @@ def test_small_report_has_every_section(tmp_path, device_tool_backend):
     ops = {row["op"]: row for row in report["ops"]}
     assert set(ops) >= {"rff_predict", "rff_weighted_sum", "water_level", "water_level_biased", "prox_sgd_run",
                         "rff_predict@1GiB", "rff_weighted_sum@1GiB", "rff_predict@numba", "water_level@numba"}
+    assert set(ops) <= {row[0] for row in table_rows(text)}  # each op a row of the Markdown table
     for name, row in ops.items():  # the chunk-budget and launch-path variants are timed on the device alone
         device_only = name.endswith(("@1GiB", "@numba"))
         assert row["device_s"] > 0 and (("cpu_s" not in row) if device_only else row["cpu_s"] > 0), row
@@ -92,7 +93,7 @@ def test_roofline_falls_back_to_nominal_saying_why(monkeypatch):
     assert "MultiProcessorCount" in roof["read_error"]
 
 
-def test_parts_choose_the_sections(tmp_path, capsys):
+def test_parts_choose_the_sections(tmp_path, capsys, table_rows):
     """``--parts`` splits the report over calls (the GPU host allows ten minutes a
     command): only the named sections run; an unknown one is a usage error."""
     from algorithms._cli.main import main
@@ -104,7 +105,7 @@ def test_parts_choose_the_sections(tmp_path, capsys):
                        *[f"{op}@numba" for op in ops]])
     assert report["tests"] is None and report["fits"] == []
     assert [row["op"] for row in report["ops"]] == ["rff_predict"]
-    assert (tmp_path / "report.md").read_text().count("| rff_predict |") == 1
+    assert [row[0] for row in table_rows((tmp_path / "report.md").read_text())].count("rff_predict") == 1
     with pytest.raises(SystemExit) as exc:
         main(["gpu-report", "--out", str(tmp_path), "--parts", "tests,figures"])
     assert exc.value.code == 2 and "'figures'" in capsys.readouterr().err

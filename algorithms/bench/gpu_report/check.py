@@ -55,6 +55,7 @@ from kbackends import launch_counts, launch_path, launch_settings, ops
 from kbackends.random import omega_block
 from kbackends.testing import SIMULATOR_SWITCH_INTERVAL
 
+from ..common import pipe_table
 from . import SIZES
 from .device import device_roofline, pool_mb, pool_reset
 from .fits import _Data, _dsg_ijcnn1, _timed_fit, _warmable, fits, run_fits
@@ -424,8 +425,8 @@ def markdown(report):
     steps = report["steps"]
     lines = [(f"# GPU check ({report['backend']}{', small sizes' if report['small'] else ''}), "
               f"{report['started']} UTC, {report.get('seconds', 0)} s"), ""]
-    lines += ["| step | status | seconds |", "|---|---|---|"]
-    lines += [f"| {name} | {s.get('status')} | {s.get('seconds')} |" for name, s in steps.items()]
+    lines.append(pipe_table(["step", "status", "seconds"],
+                            [[name, s.get("status"), s.get("seconds")] for name, s in steps.items()]))
     env = steps.get("env", {})
     if env.get("versions"):
         lines += ["", "## env", "", "versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()),
@@ -455,8 +456,7 @@ def markdown(report):
                       ("asv", ("suite", "backend", "params", "median_s", "skipped", "error"))):
         rows = steps.get(key, {}).get(key)
         if rows:
-            lines += ["", f"## {key}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-            lines += ["| " + " | ".join(_fmt(r.get(c)) for c in cols) + " |" for r in rows]
+            lines += ["", f"## {key}", "", pipe_table(cols, [[_fmt(r.get(c)) for c in cols] for r in rows])]
     return "\n".join(lines) + "\n"
 
 

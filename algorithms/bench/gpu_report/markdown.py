@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..common import pipe_table
+
 
 def _fmt(value, spec):
     return "-" if value is None else format(value, spec)
@@ -15,14 +17,38 @@ def _pct(row, key):
     return _fmt(100 * row[key] if key in row else None, ".2f")
 
 
-def _table_head(title, caption, columns):
-    """A section's heading, its caption and the header of its table."""
-    return ["", f"## {title}", "", caption, "", "| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
+def _section(title, caption, columns, rows):
+    """A section's heading, its caption and its table."""
+    return ["", f"## {title}", "", caption, "", pipe_table(columns, rows)]
 
 
 def _error_rows(name, row, keys, n_columns):
-    """One table row per error the measurement of ``row`` recorded."""
-    return [f"| {name} | {key}: {row[key][:200]} |" + "|" * (n_columns - 2) for key in keys if key in row]
+    """One table row per error the measurement of ``row`` recorded (the other cells empty)."""
+    return [[name, f"{key}: {row[key][:200]}"] + [""] * (n_columns - 2) for key in keys if key in row]
+
+
+def _op_rows(measured):
+    """The ops table's rows: one per op and shape, then one per error it recorded."""
+    rows = []
+    for r in measured:
+        rows.append([r["op"], r["shape"], f"{r['flops'] / 1e9:.3g}", f"{r['bytes'] / 1e6:.3g}", _ms(r, "model_s"),
+                     _ms(r, "device_s"), _fmt(r.get("gflops"), ".1f"), _fmt(r.get("gbytes"), ".1f"),
+                     _fmt(r.get("roofline_pct"), ".1f"), _ms(r, "cpu_s"), f"{_fmt(r.get('speedup_vs_cpu'), '.1f')}x"])
+        rows += _error_rows(r["op"], r, ("device_error", "cpu_error"), 11)
+    return rows
+
+
+def _fit_rows(measured):
+    """The fits table's rows: one per fit, then one per error it recorded."""
+    rows = []
+    for r in measured:
+        counts = r.get("launches")
+        launches = "-" if counts is None else f"{counts['fast']} / {counts['numba']}"
+        rows.append([r["title"], _fmt(r.get("device_s"), ".3f"), _pct(r, "device_acc"), _fmt(r.get("cpu_s"), ".3f"),
+                     _pct(r, "cpu_acc"), f"{_fmt(r.get('speedup_vs_cpu'), '.1f')}x", launches,
+                     _fmt(r.get("device_numba_s"), ".3f")])
+        rows += _error_rows(r["title"], r, ("error", "device_error", "cpu_error", "device_numba_error"), 8)
+    return rows
 
 
 def markdown(report):
@@ -45,28 +71,16 @@ def markdown(report):
     else:
         lines.append(f"`{tests['command']}`: **{tests['summary']}** (exit {tests['returncode']}, "
                      f"{tests['seconds']:.1f} s; output in tests.log).")
-    lines += _table_head(
+    lines += _section(
         "Ops against the roofline",
         "float32; model = max(flops / FP32 peak, bytes / bandwidth); % roofline = model / measured "
         "(median of warm calls); cpu = the cpu engine on the same arrays, same run.",
-        ["op", "shape", "GFLOP", "MB", "model ms", "device ms", "GFLOP/s", "GB/s", "% roofline", "cpu ms", "vs cpu"])
-    for r in report["ops"]:
-        lines.append(f"| {r['op']} | {r['shape']} | {r['flops'] / 1e9:.3g} | {r['bytes'] / 1e6:.3g} | {_ms(r, 'model_s')} | "
-                     f"{_ms(r, 'device_s')} | {_fmt(r.get('gflops'), '.1f')} | {_fmt(r.get('gbytes'), '.1f')} | "
-                     f"{_fmt(r.get('roofline_pct'), '.1f')} | {_ms(r, 'cpu_s')} | {_fmt(r.get('speedup_vs_cpu'), '.1f')}x |")
-        lines += _error_rows(r["op"], r, ("device_error", "cpu_error"), 11)
-    lines += _table_head(
+        ["op", "shape", "GFLOP", "MB", "model ms", "device ms", "GFLOP/s", "GB/s", "% roofline", "cpu ms", "vs cpu"],
+        _op_rows(report["ops"]))
+    lines += _section(
         "Whole fits against the cpu engine",
         "launches: the device fit's kernel launches through cuda.core / through Numba; device s with "
         "Numba's launches: the same fit with `KBACKENDS_FAST_LAUNCH=0`, same run.",
         ["fit", "device s", "device acc %", "cpu s", "cpu acc %", "speed-up", "launches",
-         "device s with Numba's launches"])
-    for r in report["fits"]:
-        counts = r.get("launches")
-        launches = "-" if counts is None else f"{counts['fast']} / {counts['numba']}"
-        lines.append(f"| {r['title']} | {_fmt(r.get('device_s'), '.3f')} | {_pct(r, 'device_acc')} | "
-                     f"{_fmt(r.get('cpu_s'), '.3f')} | {_pct(r, 'cpu_acc')} | {_fmt(r.get('speedup_vs_cpu'), '.1f')}x | "
-                     f"{launches} | "
-                     f"{_fmt(r.get('device_numba_s'), '.3f')} |")
-        lines += _error_rows(r["title"], r, ("error", "device_error", "cpu_error", "device_numba_error"), 8)
+         "device s with Numba's launches"], _fit_rows(report["fits"]))
     return "\n".join(lines) + "\n"
