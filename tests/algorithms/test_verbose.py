@@ -72,6 +72,9 @@ def test_a_count_bar_without_total(capsys):
     err = capsys.readouterr().err
     assert "count: 3it" in err.replace(" it", "it") and "loss=0.5" in err
 
+
+@pytest.mark.transfer_guard
+@pytest.mark.parametrize("n_iter", [25, 30])
 def test_engine_bar_makes_no_blocking_read(n_iter, capsys):
     """verbose=1 on a device namespace: no blocking device -> host read in the loop; the
     batch loss crosses by a deferred read (to_host_async) every LOSS_EVERY iterations
