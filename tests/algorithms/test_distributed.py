@@ -18,7 +18,6 @@ dask = pytest.importorskip("dask")
 
 from algorithms import DSGClassifier, DSGRegressor, dsg, s3gd, sbp, tsgs3vm, tsgsu  # noqa: E402
 from algorithms import distributed as kdist  # noqa: E402
-from algorithms.datasets import load  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -29,11 +28,8 @@ def client():
 
 
 @pytest.fixture(scope="module")
-def ijcnn1():
-    try:
-        X, y, Xt, yt = load("ijcnn1")
-    except FileNotFoundError:
-        pytest.skip("../shared/data is not here")
+def ijcnn1(real_data):
+    X, y, Xt, yt = real_data("ijcnn1")
     rows = np.random.default_rng(0).choice(len(y), 6000, replace=False)
     return X[rows], y[rows], Xt[:10_000], yt[:10_000]
 

@@ -42,7 +42,7 @@ def test_paper_plain_steps_learn(cancer):
 
 
 @pytest.mark.slow
-def test_ijcnn1_subset_next_to_peers():
+def test_ijcnn1_subset_next_to_peers(real_data):
     """Real data, the acceptance's dataset: a 10k-row subset of ijcnn1 train, the
     first 20k rows of its test file. DSG beats RBFSampler + SGD with the same
     kernel width and comes within 1.5 points of the exact SVC."""
@@ -51,12 +51,7 @@ def test_ijcnn1_subset_next_to_peers():
     from sklearn.pipeline import make_pipeline
     from sklearn.svm import SVC
 
-    from algorithms.datasets import load
-
-    try:
-        X, y, Xt, yt = load("ijcnn1")
-    except FileNotFoundError:
-        pytest.skip("../shared/data is not here")
+    X, y, Xt, yt = real_data("ijcnn1")
     rng = np.random.default_rng(0)
     rows = rng.choice(len(y), 10_000, replace=False)
     X, y, Xt, yt = X[rows], y[rows], Xt[:20_000], yt[:20_000]

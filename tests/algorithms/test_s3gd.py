@@ -62,8 +62,8 @@ def _appended_optimum(X, y, lam):
     return np.mean(np.logaddexp(0, -y * (Xa @ w))) + lam * w @ w
 
 
-def test_learns_phishing_to_the_optimum_and_tracks_gradient_correlation():
-    X, y, Xt, yt = _phishing()
+def test_learns_phishing_to_the_optimum_and_tracks_gradient_correlation(real_data):
+    X, y, Xt, yt = real_data("phishing")
     lam = 1e-3
     fstar = _appended_optimum(X, y, lam)
     corr = {}
@@ -79,12 +79,6 @@ def test_learns_phishing_to_the_optimum_and_tracks_gradient_correlation():
             ref = LogisticRegression(C=1 / (2 * lam * len(y))).fit(X, y).score(Xt, yt)
             assert acc > ref - 0.01, (acc, ref)
     assert corr["s3gd"] > corr["sgd"], corr
-
-
-def _phishing():
-    from algorithms.datasets import load as load_data
-
-    return load_data("phishing")
 
 
 def test_backends_agree_and_the_model_round_trips(tmp_path, cancer):

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from algorithms import TSGSUClassifier, tsgsu
-from algorithms.datasets import load
 from kbackends.testing import make_backend
 
 
@@ -15,10 +14,10 @@ def _two_blobs(n, prior, sep, seed, d=2):
 
 
 @pytest.fixture(scope="module")
-def magic():
+def magic(real_data):
     """magic04 (continuous, standardised on the training rows), the paper's protocol at a
     smaller size; +1 is the larger class (pi_+ > 1/2, the paper's convention)."""
-    X, y, Xt, yt = load("magic04")
+    X, y, Xt, yt = real_data("magic04")
     mu, sd = X.mean(0), X.std(0)
     X, Xt = (X - mu) / sd, (Xt - mu) / sd
     X_s, X_u = tsgsu.make_su_data(X, y, 2000, 4000, random_state=0)
