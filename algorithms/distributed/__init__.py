@@ -16,8 +16,8 @@ which trains on the workers of the current ``distributed.Client``:
   exactly (the global scale factor and the step schedule depend on the
   iteration only, so they agree on every worker). One round trip per
   ``sync_every`` iterations, ``sync_every * block_size * n_outputs`` numbers
-  each way (see docs/architecture.md, "Distributed training", for the
-  measurements behind the choice);
+  each way (docs/architecture.md, "Distributed training", gives the choice;
+  docs/benchmarks.md, "Distributed (Dask)", the measurements behind it);
 * every replica (driver and workers) applies the same averaged change to the
   same synchronised state, so they stay bit-identical, and a lost worker is
   replaced by re-reading its chunks on the survivors and resuming from the last
