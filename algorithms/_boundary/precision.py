@@ -16,8 +16,9 @@ Three things float32 can lose, each measured in one chunked pass over X
   (DSG, TSGS3VM, TSGSU) lose accuracy once ``eps max_j |m_j| / s_j`` nears 1
   (DSG at an offset of 1e7 on unit-spread features: 0.893 against 0.920 in
   float64). Past :data:`CAST_LOSS` an in-memory DSG, TSGS3VM or TSGSU fit of dense X
-  is centred (:func:`centre_features`: the features are translation invariant); the
-  other fits (warm starts, partial_fit, dask) compute in float64 with a warning.
+  is centred (:func:`centre_features`: the features are translation invariant), a
+  warm start's later fits and ``partial_fit``'s later batches on the first call's
+  centre; sparse X and dask arrays compute in float64 with a warning.
 """
 
 from __future__ import annotations

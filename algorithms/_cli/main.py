@@ -5,9 +5,10 @@ train    fit a model on a LIBSVM/svmlight or CSV/TSV file (plain, .gz, .bz2 or
 predict  apply a model file to a data file, write one prediction per line (as
          the training file wrote the labels) and print the accuracy when the
          file has labels;
-demo     train on a real dataset (ijcnn1 from ../shared/data, or --data DIR;
-         scikit-learn's digits 8-vs-rest when absent) and print a table next
-         to scikit-learn's SVC on the same split;
+demo     DSGClassifier() on a synthetic problem past what an exact SVM fits
+         in the same time, next to the SVM on subsamples and RBF + SGD, then on
+         ijcnn1 (--data DIR; digits 8-vs-rest when absent) next to the tuned
+         SVM; a table a part and demo.png;
 bench    every algorithm next to scikit-learn peers on the real datasets:
          a Markdown table and PNG plots (--quick: a few minutes);
 gpu-report  the cuda tests, ops against the roofline, fits against the cpu engine;

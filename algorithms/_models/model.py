@@ -62,7 +62,7 @@ class RFFModel(Predictor, _ModelIO, _ModelFields):
     intercept : array of shape (n_outputs,)
     seed, block_size, n_blocks, kernel, gamma, features, n_features_in
         What regenerates the features (``features``: "monte_carlo" in files of
-        model formats before 5).
+        model formats before 6).
     task : str
         "binary" (sign of column 0), "ovr" / "softmax" (argmax over columns)
         or "regression".

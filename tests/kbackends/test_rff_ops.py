@@ -58,7 +58,7 @@ def test_predict_add_matches_oracle(backend, dtype_name, form, n, m, d, n_target
     np.testing.assert_allclose(host(got), want, rtol=0, atol=TOLERANCE[dtype_name] * (np.abs(coef).sum() + 1))
 
 
-@pytest.mark.parametrize("n_targets", [None, 2, 9])  # 9 > the cuda kernel's group of 8
+@pytest.mark.parametrize("n_targets", [None, 2, 9])  # 9: more than two of the cuda kernel's groups of 4
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("n, m, d", SIZES)
 def test_weighted_sum_matches_oracle(backend, dtype_name, form, n, m, d, n_targets):
