@@ -5,6 +5,7 @@ plots need its optional extra; ``train`` and ``predict`` load none of it)."""
 from __future__ import annotations
 
 from algorithms._cli.options import UsageError
+from algorithms.datasets import DATASETS
 
 
 def cmd_demo(args):
@@ -12,6 +13,10 @@ def cmd_demo(args):
     from algorithms.bench.demo import run_demo  # the tools load when their command runs
 
     datasets = [name.strip() for name in args.dataset.split(",") if name.strip()]
+    unknown = [name for name in datasets if name not in DATASETS]
+    if unknown:  # a bad option value: a usage error, before anything runs
+        raise UsageError(f"--dataset: unknown set(s) {', '.join(map(repr, unknown))} "
+                         f"(known: {', '.join(sorted(DATASETS))})")
     if args.rows is not None and args.rows < 1:
         raise UsageError(f"--rows must be a positive number of rows, got {args.rows}")
     rows = {} if args.rows is None else {"rows": args.rows}

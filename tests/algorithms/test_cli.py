@@ -84,6 +84,14 @@ def test_demo_runs_on_the_bundled_fallback(tmp_path, capsys):
     assert picture.stat().st_size > 10_000 and picture.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_demo_refuses_an_unknown_set_before_it_trains(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["demo", "--quick", "--dataset", "ijcnn1,nope", "--plot", "none"])
+    assert stop.value.code == 2
+    err = capsys.readouterr()
+    assert "--dataset: unknown set(s) 'nope'" in err.err and "a9a" in err.err and err.out == ""
+
+
 def test_demo_never_replaces_an_existing_picture(tmp_path, capsys):
     picture = tmp_path / "demo.png"
     picture.write_text("the user's file")
