@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from algorithms import DSGClassifier
+from algorithms.bench._optional import pyplot
 from algorithms.bench.protocols import dsg_settings, svc_peer, svc_peer_note
 from algorithms.bench.scale import LABELS, fit_method
 from algorithms.datasets import load_or_digits, make_nonlinear_classes
@@ -40,6 +41,7 @@ SVC_TIME_PER_DOUBLING = 4.0  # an exact SVM's fit time grows about 4x when its r
 RBF_SGD_ROWS = 100_000  # its float64 features: 1.6 GB
 REAL_SETS = ("ijcnn1",)
 QUICK_ROWS = 10_000  # --quick: training rows of every set
+DSG = "DSGClassifier()"
 
 
 @dataclass
@@ -92,17 +94,16 @@ def run_demo(datasets=REAL_SETS, data_dir=None, *, rows=SYNTHETIC_ROWS, quick=Fa
     part = f"nonlinear {n_train:,} rows"
     print(f"\n{part} (make_nonlinear_classes: 20 features, Bayes accuracy 96%), test {Xt.shape[0]:,} rows")
     _print_header()
-    results.append(_fit_dsg(part, X, y, Xt, yt, backend))
+    results.append(_measured(part, DSG, _dsg(backend), X, y, Xt, yt))
     m = SVC_FIRST_SUBSAMPLE // 10 if quick else SVC_FIRST_SUBSAMPLE
     while svc and m < n_train:
-        results.append(_fit_svc(part, f"{svc_name}()", SVC(), X[:m], y[:m], Xt, yt))
+        results.append(_measured(part, f"{svc_name}()", lambda X, y: SVC().fit(X, y), X[:m], y[:m], Xt, yt))
         if results[-1].fit_s * SVC_TIME_PER_DOUBLING > results[0].fit_s:
             break
         m *= 2
     m = min(n_train, RBF_SGD_ROWS)
-    model, fit_s = _timed(lambda: fit_method("rbf-sgd", X[:m], y[:m])[0])
-    accuracy, predict_s = _timed(lambda: float(np.mean(model.predict(Xt) == yt)))
-    results.append(_printed(Row(part, LABELS["rbf-sgd"], m, accuracy, fit_s, predict_s)))
+    rbf_sgd = lambda X, y: fit_method("rbf-sgd", X, y)[0]  # noqa: E731
+    results.append(_measured(part, LABELS["rbf-sgd"], rbf_sgd, X[:m], y[:m], Xt, yt))
     _print_verdict(results, part)
     for dataset in datasets:
         name, X, y, Xt, yt = load_or_digits(dataset, data_dir)
@@ -111,11 +112,12 @@ def run_demo(datasets=REAL_SETS, data_dir=None, *, rows=SYNTHETIC_ROWS, quick=Fa
         Xt, yt = _rows(Xt, yt, TEST_ROWS)
         print(f"\n{name}: train {X.shape[0]:,} x {X.shape[1]}, test {Xt.shape[0]:,} rows")
         _print_header()
-        results.append(_fit_dsg(name, X, y, Xt, yt, backend))
+        results.append(_measured(name, DSG, _dsg(backend), X, y, Xt, yt))
         if svc:
             tuned = dsg_settings(name)
             C, gamma = tuned["svc_C"], tuned["gamma"]
-            results.append(_fit_svc(name, f"{svc_name}(C={C:g}, gamma={gamma:g})", SVC(C=C, gamma=gamma), X, y, Xt, yt))
+            results.append(_measured(name, f"{svc_name}(C={C:g}, gamma={gamma:g})",
+                                     lambda X, y: SVC(C=C, gamma=gamma).fit(X, y), X, y, Xt, yt))
         _print_verdict(results, name)
         if name.startswith("digits"):
             break  # the fallback is one set
@@ -132,14 +134,14 @@ def _rows(X, y, m):
     return X[rows], y[rows]
 
 
-def _fit_dsg(part, X, y, Xt, yt, backend):
-    model, fit_s = _timed(lambda: DSGClassifier(random_state=0, backend=backend).fit(X, y))
-    accuracy, predict_s = _timed(lambda: float(np.mean(model.predict(Xt) == yt)))
-    return _printed(Row(part, "DSGClassifier()", X.shape[0], accuracy, fit_s, predict_s))
+def _dsg(backend):
+    """``fit(X, y)`` of ``DSGClassifier()`` (its defaults, seed 0) on ``backend``."""
+    return lambda X, y: DSGClassifier(random_state=0, backend=backend).fit(X, y)
 
 
-def _fit_svc(part, name, svc, X, y, Xt, yt):
-    model, fit_s = _timed(lambda: svc.fit(X, y))
+def _measured(part, name, fit, X, y, Xt, yt):
+    """``fit(X, y)`` timed, its predictions on ``Xt`` timed and scored; the row printed."""
+    model, fit_s = _timed(lambda: fit(X, y))
     accuracy, predict_s = _timed(lambda: float(np.mean(model.predict(Xt) == yt)))
     return _printed(Row(part, name, X.shape[0], accuracy, fit_s, predict_s))
 
@@ -170,18 +172,15 @@ def _draw(results, path):
         print(f"\npicture not drawn: {path} exists (choose another with --plot PATH)")
         return
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("\npicture not drawn: it needs matplotlib (pip install -e \".[bench]\")")
+        plt = pyplot()
+    except ModuleNotFoundError as missing:
+        print(f"\npicture not drawn: {missing}")
         return
     parts = list(dict.fromkeys(r.part for r in results))
     fig, axes = plt.subplots(1, len(parts), figsize=(4.2 * len(parts), 3.6), squeeze=False)
     for ax, part in zip(axes[0], parts):
         for r in (r for r in results if r.part == part):
-            ours = r.name.startswith("DSG")
+            ours = r.name == DSG
             ax.scatter(r.fit_s, 100 * r.accuracy, marker="o" if ours else "s", color="C0" if ours else "C1")
             ax.annotate(f"{r.name}, {r.rows:,} rows", (r.fit_s, 100 * r.accuracy),
                         textcoords="offset points", xytext=(4, 4), fontsize=7)
