@@ -2,9 +2,10 @@
 line's bar (``train`` without ``--quiet``) and the distributed driver's per-round bar
 are this one mechanism.
 
-The bar is tqdm's (a core dependency) on standard error. It is fed host values only: the iteration count, the number of blocks, and a batch loss
-that the loop has already brought to the host. On a device backend a loop must not
-wait for the device (:func:`kbackends.sync_free`), so the engine starts the batch
+The bar is tqdm's (a core dependency) on standard error. It is fed host values
+only: the iteration count, the number of blocks, and a batch loss that the loop
+has already brought to the host. On a device backend a loop must not wait for the
+device (:func:`kbackends.sync_free`), so the engine starts the batch
 loss on its way to the host every :data:`LOSS_EVERY` iterations
 (:func:`kbackends.to_host_async`) and shows it :data:`LOSS_EVERY` iterations later:
 the loss on the bar lags by up to that many iterations, and reading it waits for
@@ -16,8 +17,6 @@ from __future__ import annotations
 
 import sys
 import time
-
-from tqdm import tqdm
 
 from kbackends import to_host_async
 
@@ -52,6 +51,7 @@ class ProgressBar:
         self.done = initial
         self.fields = {}
         interactive = bool(getattr(self.stream, "isatty", lambda: False)())
+        from tqdm import tqdm  # loaded with the first bar (verbose >= 1): ~40 ms of every import otherwise
         # A log file (not a terminal) gets a line every few seconds, not ten a second.
         self.bar = tqdm(total=total, desc=desc, unit=unit, initial=initial, file=self.stream,
                         mininterval=0.1 if interactive else 5.0, dynamic_ncols=True, smoothing=smoothing)
