@@ -32,8 +32,8 @@ def launch_path():
 
 
 @contextmanager
-def launch_settings(*, fast=None, chunk_bytes=None):
-    """Run a block with another launch path or row-chunk budget; both restored on exit.
+def launch_settings(*, fast=None, chunk_bytes=None, fused=None):
+    """Run a block with another launch path, row-chunk budget or product path; all restored on exit.
 
     Parameters
     ----------
@@ -45,6 +45,11 @@ def launch_settings(*, fast=None, chunk_bytes=None):
         Bytes of scratch one chunked op may hold at once (default 256 MiB): the
         ``(rows, m)`` products are computed in row chunks of this size. None
         leaves it as it is.
+    fused : bool, optional
+        True (the default): the random-feature ops on dense rows of at most 64
+        values compute each product where its cos is taken, in one kernel with
+        the sum; False: cuBLAS's ``(rows, m)`` product, then the cos and sum
+        kernels (the path of sparse and wider rows). None leaves it as it is.
 
     Raises
     ------
@@ -55,7 +60,9 @@ def launch_settings(*, fast=None, chunk_bytes=None):
                                     or chunk_bytes < 1):
         msg = f"`chunk_bytes` must be a positive int, got {chunk_bytes!r}"
         raise ValueError(msg)
-    saved = _cuda_launch.FAST_LAUNCH, _cuda_launch.CHUNK_BYTES
+    saved = _cuda_launch.FAST_LAUNCH, _cuda_launch.CHUNK_BYTES, _cuda_launch.FUSED_PRODUCTS
+    if fused is not None:
+        _cuda_launch.FUSED_PRODUCTS = bool(fused)
     if fast is not None:
         _cuda_launch.FAST_LAUNCH = bool(fast)
     if chunk_bytes is not None:
@@ -63,4 +70,4 @@ def launch_settings(*, fast=None, chunk_bytes=None):
     try:
         yield
     finally:
-        _cuda_launch.FAST_LAUNCH, _cuda_launch.CHUNK_BYTES = saved
+        _cuda_launch.FAST_LAUNCH, _cuda_launch.CHUNK_BYTES, _cuda_launch.FUSED_PRODUCTS = saved

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import kbackends
-from kbackends import ops, to_numpy
+from kbackends import launch_settings, ops, to_numpy
 from kbackends.testing import kernel_module
 
 launch = kernel_module(None, "cuda_launch")
@@ -42,8 +42,15 @@ def _close(got, expected, dtype_name, scale):
     np.testing.assert_allclose(got, expected, rtol=0, atol=RTOL[dtype_name] * scale)
 
 
+@pytest.fixture(params=[True, False], ids=["fused", "cublas"])
+def fused(request):
+    """Both product paths of the dense random-feature ops (kbackends.launch_settings(fused=...))."""
+    with launch_settings(fused=request.param):
+        yield request.param
+
+
 @pytest.mark.parametrize("form", ["cos", "cossin"])
-def test_rff_ops_over_chunks(bk, small_chunks, dtype_name, form):
+def test_rff_ops_over_chunks(bk, small_chunks, fused, dtype_name, form):
     _cuda, _xp = kernel_module("rff", "cuda"), kernel_module("rff", "xp")
 
     rng = np.random.default_rng(1)
@@ -70,7 +77,7 @@ def test_rff_ops_over_chunks(bk, small_chunks, dtype_name, form):
 
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("form", ["cos", "cossin"])
-def test_rff_predict_add_over_chunks(bk, small_chunks, dtype_name, form, sparse):
+def test_rff_predict_add_over_chunks(bk, small_chunks, fused, dtype_name, form, sparse):
     """The engine's cache update ``f * shrink + rff_predict(...)`` in one kernel call:
     the reference's values over several chunks, for one target and for more
     targets than one pass of the partial kernel holds; ``f`` is left as it was."""
@@ -94,6 +101,41 @@ def test_rff_predict_add_over_chunks(bk, small_chunks, dtype_name, form, sparse)
         np.testing.assert_array_equal(to_numpy(f_dev), f)
     empty = _cuda.rff_predict_add(Xd, bk.asarray(omega[:0]), bk.asarray(phase[:0]), bk.asarray(coef[:0]), f_dev, **kw)
     _close(empty, f * np.float32(0.9) if dtype_name == "float32" else f * 0.9, dtype_name, 1)
+
+
+@pytest.mark.parametrize("form", ["cos", "cossin"])
+def test_fused_rff_ops_cover_segments_blocks_and_targets(bk, dtype_name, form, monkeypatch):
+    """The fused kernels (features, prediction, weighted sum) past one segment of
+    features, one block of rows, one block of threads and one group of targets, with rows and features that fill no block:
+    the reference's values, the same bits on a second call, and the cuBLAS path's
+    values (no product in memory is the only difference). 16 threads a block keep
+    the simulator's idle threads few."""
+    _cuda, _xp = kernel_module("rff", "cuda"), kernel_module("rff", "xp")
+    fused = kernel_module("rff", "cuda_fused")
+    monkeypatch.setattr(fused, "THREADS", 16)
+    rng = np.random.default_rng(11)
+    n, m, d, k = fused.ROW_BLOCK + 6, fused.SEGMENT + 3, 5, fused.GROUP + 1
+    R = fused.rows_per_thread(d)
+    assert R > 1 and n > fused.ROW_BLOCK and n > 16 * R and m > 16 * R
+    X = rng.standard_normal((n, d)).astype(dtype_name)
+    omega, phase = (np.asarray(a) for a in omega_block(2, 3, m, d, gamma=0.05, dtype=dtype_name))
+    n_out = m if form == "cos" else 2 * m
+    coef = rng.standard_normal((n_out, k)).astype(dtype_name)
+    g = rng.standard_normal((k, n)).astype(dtype_name)
+    args = [bk.asarray(a) for a in (X, omega, phase)]
+    kw = {"xp": bk.xp, "form": form}
+    features = _cuda.rff_features(*args, **kw)
+    _close(features, _xp.rff_features(X, omega, phase, xp=np, form=form), dtype_name, 1)
+    predicted = _cuda.rff_predict(*args, bk.asarray(coef), **kw)
+    summed = _cuda.rff_weighted_sum(*args, bk.asarray(g), **kw)
+    _close(predicted, _xp.rff_predict(X, omega, phase, coef, xp=np, form=form), dtype_name, np.abs(coef).sum())
+    _close(summed, _xp.rff_weighted_sum(X, omega, phase, g, xp=np, form=form), dtype_name, np.abs(g).sum())
+    np.testing.assert_array_equal(to_numpy(_cuda.rff_predict(*args, bk.asarray(coef), **kw)), to_numpy(predicted))
+    with launch_settings(fused=False):
+        _close(features, to_numpy(_cuda.rff_features(*args, **kw)), dtype_name, 1)
+        _close(predicted, to_numpy(_cuda.rff_predict(*args, bk.asarray(coef), **kw)), dtype_name,
+               np.abs(coef).sum())
+        _close(summed, to_numpy(_cuda.rff_weighted_sum(*args, bk.asarray(g), **kw)), dtype_name, np.abs(g).sum())
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])

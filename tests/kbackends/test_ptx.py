@@ -128,6 +128,34 @@ def test_compiles_for_sm_90_and_float32_stays_float32(sm_90, name, kernel, sig):
     assert not f64, f"{kernel} {sig}: float64 in the float32 PTX: {f64[:8]}"
 
 
+_FUSED_SIGS = {
+    "predict_kernel": "void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[:, ::1], {t}[:, ::1], boolean, {t}[:, :, ::1])",
+    "weighted_kernel": "void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[:, ::1], boolean, {t}[:, :, ::1])",
+    "features_kernel": "void({t}[:, ::1], {t}[:, ::1], {t}[::1], boolean, {t}[:, ::1])",
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("factory", sorted(_FUSED_SIGS))
+def test_the_fused_rff_kernels_compile_into_registers(sm_90, factory, dtype):
+    """The fused random-feature kernels are made per row width (``_cuda_fused``), so
+    the discovery above does not see them: each compiles for sm_90, its float32 form
+    holds no float64, and its rows stay in registers (no local-memory array: the
+    loops over the width ran to a constant and unrolled)."""
+    from numba import cuda
+
+    fused = testing.kernel_module("rff", "cuda_fused")
+    D, R = fused.PTX_SPECIALISATIONS[factory]
+    ptx, _ = cuda.compile_ptx(getattr(fused, factory)(D, R).py_func, _FUSED_SIGS[factory].format(t=dtype), cc=CC)
+    code = [line.strip() for line in ptx.splitlines() if not line.strip().startswith("//")]
+    assert ".target sm_90" in ptx
+    if dtype == "float32":
+        assert not [line for line in code if _F64.search(line)]
+        assert not [line for line in code if ".local" in line]
+    # every multiply-add of the D-wide products unrolled: at least R * D of them
+    assert sum(line.startswith("fma.") for line in code) >= R * D
+
+
 def test_the_check_sees_float64(sm_90):
     """The planted fault: a float64 literal in a float32 kernel is caught."""
     from numba import cuda

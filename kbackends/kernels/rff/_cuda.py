@@ -67,6 +67,7 @@ from numba import cuda
 
 from .. import _cuda_launch as launch
 from .._cuda_math import ZERO, cos, sincos
+from . import _cuda_fused as fused
 from ._shapes import as_matrix_shape as _as_matrix_shape
 
 _SEGMENT = 128  # features one thread sums in rff_predict
@@ -267,6 +268,11 @@ def _row_product(sparse, X, omega, omega_t, start, stop, xp, stream):
     return _sparse_product(sparse, start, stop, omega_t, Z, xp, stream)
 
 
+def _fused(sparse, X):
+    """Whether the products of dense ``X`` go through the fused kernels (:mod:`._cuda_fused`)."""
+    return sparse is None and launch.FUSED_PRODUCTS and 0 < X.shape[1] <= fused.MAX_DIMS
+
+
 def _prepare(X, omega, phase, xp):
     """(sparse input or None, X, omega, phase, omega_t): contiguous dense arrays,
     and for a sparse X the (d, m) row-major ``omega.T`` its product reads."""
@@ -285,6 +291,13 @@ def rff_features(X, omega, phase, *, xp, form):
     n, m = X.shape[0], omega.shape[0]
     out = xp.empty((n, 2 * m if cossin else m), dtype=X.dtype)
     if n == 0 or m == 0:
+        return out
+    if _fused(sparse, X):  # each feature computed and written once: no product, no chunks
+        d = X.shape[1]
+        R = fused.rows_per_thread(d)
+        grid, block = fused.weighted_geometry(m, launch.blocks_for(n, fused.ROW_BLOCK), R)
+        with launch.launch_context(xp) as stream:
+            launch.run_kernel(fused.features_kernel(d, R), grid, block, stream, X, omega, phase, cossin, out)
         return out
     step = launch.chunk_rows(n, m * X.dtype.itemsize)  # the cossin form's product
     with launch.launch_context(xp) as stream:
@@ -337,18 +350,28 @@ def _predict(X, omega, phase, coef, f, shrink, xp, form):
     coef_c, coef_s = (coef2[:m], coef2[m:]) if cossin else (coef2, coef2)
     coef_c, coef_s = launch.contiguous(xp, coef_c, coef_s)
     n_seg = launch.blocks_for(m, _SEGMENT)
-    step = launch.chunk_rows(n, (m + n_seg * k) * X.dtype.itemsize)
+    fuse = _fused(sparse, X)
+    # per row: the (rows, m) product unless fused, and the segments' partial sums
+    step = launch.chunk_rows(n, ((0 if fuse else m) + n_seg * k) * X.dtype.itemsize)
     with launch.launch_context(xp) as stream:
         for start in range(0, n, step):
             stop = min(n, start + step)
-            if sparse is not None:  # (rows, m), row-major: read along each thread's row
+            if fuse:
+                partial = xp.empty((n_seg, stop - start, k), dtype=X.dtype)
+                d = X.shape[1]
+                R = fused.rows_per_thread(d)
+                grid, block = fused.predict_geometry(stop - start, n_seg, R)
+                launch.run_kernel(fused.predict_kernel(d, R), grid, block, stream,
+                                  X[start:stop], omega, phase, coef_c, coef_s, cossin, partial)
+            elif sparse is not None:  # (rows, m), row-major: read along each thread's row
                 Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
             else:
                 Z = xp.matmul(omega, X[start:stop].T)  # (m, rows): coalesced reads by row
-            partial = xp.empty((n_seg, stop - start, k), dtype=X.dtype)
-            grid, block = launch.grid_2d(n_seg, stop - start)  # rows of the chunk on x, segments on y
-            launch.run_kernel(_predict_partial, grid, block, stream,
-                              Z, sparse is None, phase, coef_c, coef_s, cossin, partial)
+            if not fuse:
+                partial = xp.empty((n_seg, stop - start, k), dtype=X.dtype)
+                grid, block = launch.grid_2d(n_seg, stop - start)  # rows of the chunk on x, segments on y
+                launch.run_kernel(_predict_partial, grid, block, stream,
+                                  Z, sparse is None, phase, coef_c, coef_s, cossin, partial)
             grid, block = launch.grid_2d(stop - start, k, block=(1, 128))  # k is a few targets: rows on y
             launch.run_kernel(_sum_segments, grid, block, stream, partial, f[start:stop] if add else unread, shrink,
                               add, out[start:stop])
@@ -365,16 +388,25 @@ def rff_weighted_sum(X, omega, phase, g, *, xp, form):
     n_out = 2 * m if cossin else m
     total = xp.zeros((k, n_out), dtype=X.dtype)
     if n and m and k:
-        # per row: the product, and its share of the (blocks, k, n_out) partial sums
-        step = launch.chunk_rows(n, (m + launch.blocks_for(k * n_out, _ROW_BLOCK)) * X.dtype.itemsize)
+        fuse = _fused(sparse, X)
+        # per row: the product unless fused, and its share of the (blocks, k, n_out) partial sums
+        step = launch.chunk_rows(n, ((0 if fuse else m) + launch.blocks_for(k * n_out, _ROW_BLOCK))
+                                 * X.dtype.itemsize)
         with launch.launch_context(xp) as stream:
             for start in range(0, n, step):
                 stop = min(n, start + step)
-                Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
                 n_blk = launch.blocks_for(stop - start, _ROW_BLOCK)
                 partial = xp.empty((n_blk, k, n_out), dtype=X.dtype)
-                grid, block = launch.grid_2d(n_blk, m)
                 (Gc,) = launch.contiguous(xp, G[:, start:stop])
-                launch.run_kernel(_weighted_partial, grid, block, stream, Z, phase, Gc, cossin, partial)
+                if fuse:
+                    d = X.shape[1]
+                    R = fused.rows_per_thread(d)
+                    grid, block = fused.weighted_geometry(m, n_blk, R)
+                    launch.run_kernel(fused.weighted_kernel(d, R), grid, block, stream,
+                                      X[start:stop], omega, phase, Gc, cossin, partial)
+                else:
+                    Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
+                    grid, block = launch.grid_2d(n_blk, m)
+                    launch.run_kernel(_weighted_partial, grid, block, stream, Z, phase, Gc, cossin, partial)
                 total += xp.sum(partial, axis=0)
     return xp.reshape(total, tuple(g.shape[:-1]) + (n_out,))

@@ -1,0 +1,225 @@
+"""The fused random-feature products for dense rows of few dimensions: the product
+``x . omega_j``, its cos / sin and the sum over features (``rff_predict``) or over
+rows (``rff_weighted_sum``) in one Numba-CUDA kernel, with no (rows, m) product in
+device memory; ``rff_features`` writes each feature once, where it is computed.
+
+Why: with the product from cuBLAS (:mod:`._cuda`), each (row, feature) pair costs 8
+bytes of HBM traffic (the product written, then read by the epilogue) besides its
+``2 d`` flops and its cos; for ``d`` of a few dozen the traffic, not the arithmetic,
+sets the time (docs/benchmarks.md, "GPU: what each kernel must cost"). Here each
+thread holds ``R`` rows (``rff_predict``) or ``R`` frequencies (``rff_weighted_sum``)
+of ``D = d`` values in registers: the kernels are compiled once per ``(D, R)``, so
+that the loops over ``D`` and ``R`` run to constants, unroll and keep those values in
+registers; the other operand is read one row at a time, the same address across a
+warp (a broadcast from L1). Per (row, feature) pair: ``D`` multiply-adds, ``D / R``
+loads and one cos.
+
+Sums: ``x . omega_j`` over the dimensions in order; ``rff_predict`` sums segments of
+:data:`SEGMENT` features per thread and adds the segments in order
+(``_cuda._sum_segments``), ``rff_weighted_sum`` blocks of :data:`ROW_BLOCK` rows per
+thread and adds the blocks in order. No atomics: a result repeats bit for bit on
+one device. Used for dense ``X`` with ``d <= MAX_DIMS`` unless
+``kbackends.launch_settings(fused=False)``.
+"""
+
+from functools import lru_cache
+
+from numba import cuda
+
+from .._cuda_math import ZERO, cos, sincos
+
+SEGMENT = 128  # features one thread sums in rff_predict
+ROW_BLOCK = 64  # rows one thread sums in rff_weighted_sum
+GROUP = 4  # targets (classes) accumulated at once, in registers
+THREADS = 128  # threads a block, all on x (read at call time: tests shrink it)
+MAX_DIMS = 64  # the widest rows the fused kernels take: past it cuBLAS's product wins (2 d flops a pair)
+
+
+def rows_per_thread(d):
+    """``R``: the rows (or frequencies) one thread holds, ``R * d <= 64`` registers' worth."""
+    return max(1, min(4, 64 // max(d, 1)))
+
+
+@cuda.jit(device=True)
+def _pair(z, p, cossin):
+    if cossin:
+        s, c = sincos(z)
+        return c, s
+    return cos(z + p), ZERO
+
+
+@lru_cache(maxsize=None)
+def predict_kernel(D, R):
+    """The fused ``rff_predict`` partial-sum kernel for rows of ``D`` values, ``R`` rows a thread.
+
+    ``partial[s, i, c] = sum_{j in segment s} cos_j(x_i) coef_c[j, c] + sin_j(x_i) coef_s[j, c]``;
+    a launch of :func:`predict_geometry`: block x covers ``THREADS * R`` rows, the
+    segments on y.
+    """
+
+    @cuda.jit
+    def fused_predict_partial(X, omega, phase, coef_c, coef_s, cossin, partial):
+        n = X.shape[0]
+        m = omega.shape[0]
+        k = coef_c.shape[1]
+        base = cuda.blockIdx.x * cuda.blockDim.x * R + cuda.threadIdx.x
+        if base >= n:
+            return  # no row in the chunk's tail block
+        x = cuda.local.array((R, D), dtype=X.dtype)
+        for r in range(R):
+            i = base + r * cuda.blockDim.x
+            for q in range(D):
+                x[r, q] = X[i, q] if i < n else ZERO
+        w = cuda.local.array(D, dtype=X.dtype)
+        cc = cuda.local.array(GROUP, dtype=X.dtype)
+        cs = cuda.local.array(GROUP, dtype=X.dtype)
+        acc = cuda.local.array((R, GROUP), dtype=X.dtype)
+        for seg in range(cuda.blockIdx.y, partial.shape[0], cuda.gridDim.y):
+            j0 = seg * SEGMENT
+            j1 = min(m, j0 + SEGMENT)
+            for c0 in range(0, k, GROUP):
+                for r in range(R):
+                    for c in range(GROUP):
+                        acc[r, c] = ZERO
+                for j in range(j0, j1):
+                    for q in range(D):
+                        w[q] = omega[j, q]
+                    for c in range(GROUP):
+                        cc[c] = coef_c[j, c0 + c] if c0 + c < k else ZERO
+                        cs[c] = coef_s[j, c0 + c] if c0 + c < k else ZERO
+                    p = phase[j]
+                    for r in range(R):
+                        z = ZERO
+                        for q in range(D):
+                            z += x[r, q] * w[q]
+                        fc, fs = _pair(z, p, cossin)
+                        for c in range(GROUP):
+                            acc[r, c] += fc * cc[c] + fs * cs[c]
+                for r in range(R):
+                    i = base + r * cuda.blockDim.x
+                    if i < n:
+                        for c in range(GROUP):
+                            if c0 + c < k:
+                                partial[seg, i, c0 + c] = acc[r, c]
+
+    return fused_predict_partial
+
+
+def predict_geometry(n_rows, n_segments, R):
+    """``((grid_x, grid_y), (THREADS, 1))`` of :func:`predict_kernel` for a chunk of ``n_rows``."""
+    gx = max(1, -(-n_rows // (THREADS * R)))
+    return (gx, max(1, min(65535, n_segments))), (THREADS, 1)
+
+
+@lru_cache(maxsize=None)
+def weighted_kernel(D, R):
+    """The fused ``rff_weighted_sum`` partial-sum kernel, ``R`` frequencies of ``D`` values a thread.
+
+    ``partial[b, c, j] = sum_{i in block b} G[c, i] cos_j(x_i)`` (and ``partial[b, c, m + j]``
+    with ``sin_j`` in the cossin form); a launch of :func:`weighted_geometry`: block x
+    covers ``THREADS * R`` frequencies, the row blocks on y.
+    """
+
+    @cuda.jit
+    def fused_weighted_partial(X, omega, phase, G, cossin, partial):
+        n = X.shape[0]
+        m = omega.shape[0]
+        k = G.shape[0]
+        base = cuda.blockIdx.x * cuda.blockDim.x * R + cuda.threadIdx.x
+        if base >= m:
+            return  # no frequency in the tail block
+        om = cuda.local.array((R, D), dtype=X.dtype)
+        ph = cuda.local.array(R, dtype=X.dtype)
+        for r in range(R):
+            j = base + r * cuda.blockDim.x
+            for q in range(D):
+                om[r, q] = omega[j, q] if j < m else ZERO
+            ph[r] = phase[j] if j < m else ZERO
+        x = cuda.local.array(D, dtype=X.dtype)
+        g = cuda.local.array(GROUP, dtype=X.dtype)
+        acc_c = cuda.local.array((R, GROUP), dtype=X.dtype)
+        acc_s = cuda.local.array((R, GROUP), dtype=X.dtype)
+        for blk in range(cuda.blockIdx.y, partial.shape[0], cuda.gridDim.y):
+            i0 = blk * ROW_BLOCK
+            i1 = min(n, i0 + ROW_BLOCK)
+            for c0 in range(0, k, GROUP):
+                for r in range(R):
+                    for c in range(GROUP):
+                        acc_c[r, c] = ZERO
+                        acc_s[r, c] = ZERO
+                for i in range(i0, i1):
+                    for q in range(D):
+                        x[q] = X[i, q]
+                    for c in range(GROUP):
+                        g[c] = G[c0 + c, i] if c0 + c < k else ZERO
+                    for r in range(R):
+                        z = ZERO
+                        for q in range(D):
+                            z += x[q] * om[r, q]
+                        fc, fs = _pair(z, ph[r], cossin)
+                        for c in range(GROUP):
+                            acc_c[r, c] += g[c] * fc
+                            acc_s[r, c] += g[c] * fs
+                for r in range(R):
+                    j = base + r * cuda.blockDim.x
+                    if j < m:
+                        for c in range(GROUP):
+                            if c0 + c < k:
+                                partial[blk, c0 + c, j] = acc_c[r, c]
+                                if cossin:
+                                    partial[blk, c0 + c, m + j] = acc_s[r, c]
+
+    return fused_weighted_partial
+
+
+@lru_cache(maxsize=None)
+def features_kernel(D, R):
+    """The fused ``rff_features`` kernel, ``R`` frequencies of ``D`` values a thread.
+
+    ``out[i, j] = cos(x_i . omega_j + phase_j)`` (cos form), or ``cos(x_i . omega_j)``
+    and ``sin(x_i . omega_j)`` into ``out[i, j]`` and ``out[i, m + j]`` (cossin); a
+    launch of :func:`weighted_geometry` over ``ROW_BLOCK`` rows a block on y: a
+    warp writes consecutive features of one row (coalesced), each feature written once.
+    """
+
+    @cuda.jit
+    def fused_features(X, omega, phase, cossin, out):
+        n = X.shape[0]
+        m = omega.shape[0]
+        base = cuda.blockIdx.x * cuda.blockDim.x * R + cuda.threadIdx.x
+        if base >= m:
+            return
+        om = cuda.local.array((R, D), dtype=X.dtype)
+        ph = cuda.local.array(R, dtype=X.dtype)
+        for r in range(R):
+            j = base + r * cuda.blockDim.x
+            for q in range(D):
+                om[r, q] = omega[j, q] if j < m else ZERO
+            ph[r] = phase[j] if j < m else ZERO
+        x = cuda.local.array(D, dtype=X.dtype)
+        for blk in range(cuda.blockIdx.y, -(-n // ROW_BLOCK), cuda.gridDim.y):
+            for i in range(blk * ROW_BLOCK, min(n, blk * ROW_BLOCK + ROW_BLOCK)):
+                for q in range(D):
+                    x[q] = X[i, q]
+                for r in range(R):
+                    j = base + r * cuda.blockDim.x
+                    z = ZERO
+                    for q in range(D):
+                        z += x[q] * om[r, q]
+                    fc, fs = _pair(z, ph[r], cossin)
+                    if j < m:
+                        out[i, j] = fc
+                        if cossin:
+                            out[i, m + j] = fs
+
+    return fused_features
+
+
+def weighted_geometry(n_features, n_blocks, R):
+    """``((grid_x, grid_y), (THREADS, 1))`` of :func:`weighted_kernel`."""
+    gx = max(1, -(-n_features // (THREADS * R)))
+    return (gx, max(1, min(65535, n_blocks))), (THREADS, 1)
+
+
+# The PTX pass compiles one specialisation a kernel (d = 28, the scale problem's rows).
+PTX_SPECIALISATIONS = {name: (28, rows_per_thread(28)) for name in ("predict_kernel", "weighted_kernel", "features_kernel")}
