@@ -8,8 +8,9 @@ run, written to ``DIR/report.md`` (Markdown) and ``DIR/report.json`` (raw figure
    SMs x FP32 lanes per SM x 2 x clock, memory bandwidth = 2 x memory clock x
    bus width / 8, read from the device through CuPy; the model time is
    max(flops / peak, bytes / bandwidth) and "% roofline" is model / measured;
-   rff_predict and rff_weighted_sum again with 1 GiB chunks (``NAME@1GiB``, device
-   only) against the default 256 MiB, and the launch-bound ops again through
+   rff_predict and rff_weighted_sum again with cuBLAS's product in memory
+   (``NAME@cublas``, device only) against the default fused kernels, and the
+   launch-bound ops again through
    Numba's own launches (``NAME@numba``, ``KBACKENDS_FAST_LAUNCH=0``) against
    kbackends' cuda.core launches (both through :func:`kbackends.launch_settings`), in
    the same run;
@@ -44,10 +45,10 @@ from kbackends.testing import SIMULATOR_SWITCH_INTERVAL
 from .device import NOMINAL_H100, device_roofline
 from .fits import NUMBA_FITS, fits, run_fits
 from .markdown import markdown
-from .ops import CHUNK_VARIANT, NUMBA_VARIANT, run_ops
+from .ops import CUBLAS_VARIANT, NUMBA_VARIANT, run_ops
 from .suite import run_tests
 
-__all__ = ["SIZES", "NOMINAL_H100", "NUMBA_FITS", "CHUNK_VARIANT", "NUMBA_VARIANT", "device_roofline", "fits",
+__all__ = ["SIZES", "NOMINAL_H100", "NUMBA_FITS", "CUBLAS_VARIANT", "NUMBA_VARIANT", "device_roofline", "fits",
            "markdown", "run", "run_fits", "run_ops", "run_tests"]
 
 PARTS = ("tests", "ops", "fits")

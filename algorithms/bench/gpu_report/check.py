@@ -20,7 +20,8 @@ step that hangs or runs long is killed and recorded as such, and the check goes 
    (``make_nonlinear_classes``' rule), a 16,384-feature budget;
 6. ``ops``: rff_predict and rff_weighted_sum at n = 10^6, d = 28, m = 4,096, water_level
    on 10^7 values, against the device's roofline and the cpu engine;
-7. ``sweep``: DSG at 50,000, 200,000 and 1,000,000 rows against the cpu engine;
+7. ``sweep``: DSG at 50,000, 200,000 and 1,000,000 rows against the cpu engine (the
+   device twice: fused products, then cuBLAS's product in memory);
 8. ``asv``: the asv suites' cuda rows (rff, water-fill), timed as asv would (setup, one
    warm call, the median of repeats), with their cpu rows beside them.
 
@@ -73,8 +74,8 @@ GATE_TESTS = ("tests/kbackends/test_cuda_launch.py", "tests/kbackends/test_cuda_
               "tests/kbackends/test_loss_kernels.py", "tests/algorithms/test_sbp_kernels.py")
 SMALL_GATE = ("tests/kbackends/test_loss_kernels.py",)
 FIT_KEYS = ("dsg-ijcnn1", "sbp-a9a", "dsg-defaults-ijcnn1", "tsgsu-a9a")
-OPS = ("rff_predict", "rff_weighted_sum", "rff_predict@1GiB", "water_level", "water_level_biased",
-       "kernel_response_update", "rff_predict@numba")
+OPS = ("rff_predict", "rff_weighted_sum", "rff_predict@cublas", "rff_weighted_sum@cublas", "rff_predict@d64",
+       "rff_predict@d64@cublas", "water_level", "water_level_biased", "kernel_response_update", "rff_predict@numba")
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -348,18 +349,22 @@ def _step_sweep(bk, cpu, args, part):
     for n in sizes:
         X, y = make_nonlinear_classes(n, 28, random_state=n, dtype=np.float32)
         row = {"rows": n}
-        for label, backend in (("device", bk), ("cpu", cpu)):
+        # the device twice: the fused products (the default), then cuBLAS's product in memory
+        for label, backend, fused in (("device", bk, True), ("device_cublas", bk, False), ("cpu", cpu, True)):
             try:
                 pool_reset(backend)
                 Xb = backend.asarray(X)  # the rows on the engine's device before the timer, as a user's are
                 fit = _warmable(lambda b, k, w, Xb=Xb: dsg.fit(Xb, y, backend=b, **{**kw, **w}), {"n_iter": 2})
-                row[f"{label}_s"], row[f"{label}_acc"] = _timed_fit(backend, fit, dsg.predict, Xt, yt, True)
+                with launch_settings(fused=fused):
+                    row[f"{label}_s"], row[f"{label}_acc"] = _timed_fit(backend, fit, dsg.predict, Xt, yt, True)
                 if label == "device":
                     row["device_pool_mb"] = pool_mb(backend)
             except Exception as exc:  # noqa: BLE001
                 row[f"{label}_error"] = f"{type(exc).__name__}: {exc}"
         if "device_s" in row and "cpu_s" in row:
             row["speedup_vs_cpu"] = row["cpu_s"] / row["device_s"]
+        if "device_s" in row and "device_cublas_s" in row:
+            row["fused_speedup"] = row["device_cublas_s"] / row["device_s"]
         rows.append(row)
         part["sweep"] = rows
 
@@ -446,13 +451,14 @@ def markdown(report):
     probe = steps.get("probe", {})
     if probe:
         lines += ["", "## probe", ""]
-        for key in ("launch", "solve", "iteration", "skipped"):
+        for key in ("launch", "solve", "iteration", "ahead_iteration", "skipped"):
             if key in probe:
                 lines.append(f"- {key}: " + json.dumps(probe[key], default=str))
     for key, cols in (("scale", ("rows", "feature_budget", "batch_size", "iterations", "fit_s", "rows_per_s",
                                  "accuracy", "device_pool_mb", "data_mb", "error")),
-                      ("sweep", ("rows", "device_s", "cpu_s", "speedup_vs_cpu", "device_acc", "cpu_acc",
-                                 "device_pool_mb", "device_error", "cpu_error")),
+                      ("sweep", ("rows", "device_s", "device_cublas_s", "fused_speedup", "cpu_s", "speedup_vs_cpu",
+                                 "device_acc", "device_cublas_acc", "cpu_acc", "device_pool_mb", "device_error",
+                                 "cpu_error")),
                       ("asv", ("suite", "backend", "params", "median_s", "skipped", "error"))):
         rows = steps.get(key, {}).get(key)
         if rows:

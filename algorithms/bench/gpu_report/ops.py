@@ -9,13 +9,14 @@ from kbackends.random import omega_block
 
 from .device import median_seconds
 
-CHUNK_VARIANT = "@1GiB"  # an op name's suffix: the device measured with 1 GiB chunks, no cpu column
+CUBLAS_VARIANT = "@cublas"  # an op name's suffix: the device's product through cuBLAS, not fused; no cpu column
+WIDE_VARIANT = "@d64"  # ... rows of 64 values, the widest the fused kernels take; no cpu column
 NUMBA_VARIANT = "@numba"  # ... measured with Numba's own launches (KBACKENDS_FAST_LAUNCH=0), no cpu column
 
 
 def _with_launch_settings(make, **settings):
-    """``make(bk)``'s callable run under :func:`kbackends.launch_settings` (the chunk
-    budget, or the launch path), restored after each call."""
+    """``make(bk)``'s callable run under :func:`kbackends.launch_settings` (the
+    product path, or the launch path), restored after each call."""
 
     def make_with(bk):
         fn = make(bk)
@@ -47,12 +48,19 @@ def _op_cases(sizes, rng):
         return op, f"n={n}, d={d}, m={m}", 2.0 * n * d * m + 2.0 * n * m, 4.0 * (n * d + m * d + m) + out_bytes, make
 
     cases = [rff_case("rff_predict", *sizes["rff"]), rff_case("rff_weighted_sum", *sizes["rff"])]
-    # The same two ops with 4x the scratch a chunk (1 GiB): the H100 run found them bound by
-    # the host's ~0.6 ms a chunk (62 chunks); device only, the cpu engine has no chunks.
+    # The same two ops with cuBLAS's (rows, m) product in device memory and the cos and
+    # sums after it (the path before the fused kernels, and that of sparse or wider rows):
+    # device only, against the fused default in the same run.
     for op in ("rff_predict", "rff_weighted_sum"):
         name, shape, flops, nbytes, make = rff_case(op, *sizes["rff"])
-        cases.append((f"{name}{CHUNK_VARIANT}", shape + ", 1 GiB chunks", flops, nbytes,
-                      _with_launch_settings(make, chunk_bytes=1 << 30)))
+        cases.append((f"{name}{CUBLAS_VARIANT}", shape + ", cuBLAS product", flops, nbytes,
+                      _with_launch_settings(make, fused=False)))
+    # rff_predict at the widest rows the fused kernels take (64), both paths: where they cross
+    n, _, m = sizes["rff"]
+    for suffix, fused in (("", True), (CUBLAS_VARIANT, False)):
+        name, shape, flops, nbytes, make = rff_case("rff_predict", n, 64, m)
+        cases.append((f"{name}{WIDE_VARIANT}{suffix}", shape + ("" if fused else ", cuBLAS product"), flops, nbytes,
+                      _with_launch_settings(make, fused=fused)))
     cases.append(rff_case("rff_features", *sizes["rff_features"]))
 
     n, d, b = sizes["response"]
@@ -129,7 +137,7 @@ def run_ops(bk, cpu, roof, sizes, skip, rows, budget):
         model = max(flops / roof["peak_flops"], nbytes / roof["peak_bytes"])
         row["model_s"] = model
         for label, backend in (("device", bk), ("cpu", cpu)):
-            if label == "cpu" and (name.endswith(CHUNK_VARIANT) or name.endswith(NUMBA_VARIANT)):
+            if label == "cpu" and "@" in name:  # the variants are the device's alone
                 continue
             try:
                 seconds = median_seconds(backend, make(backend), sizes["repeat"] if label == "device" else 1)

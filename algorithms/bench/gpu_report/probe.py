@@ -17,7 +17,10 @@ device clock, and returns ``{"skipped": why}``):
   loss_derivative, rff_features, gn_system, gn_solve, block_update, rff_predict_add)
   run eagerly, and the same sequence captured once as a CUDA graph (a private memory
   pool kept with it) and replayed: milliseconds an iteration each way, and the
-  largest difference between one eager iteration and one replay from the same state.
+  largest difference between one eager iteration and one replay from the same state;
+- ``ahead_iteration``: the same iteration with the system inverted ahead and no cuBLAS or
+  cuSOLVER call inside it (the fused features, CuPy reductions for the right-hand side
+  and the step), the state updated in place: eager, then captured and replayed, as above.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ def probe(bk):
     if bk.name != "cuda":
         return {"skipped": f"backend {bk.name}: the probe times a device (CuPy and CUDA events)"}
     out = {}
-    for name, fn in (("launch", _launch), ("solve", _solve), ("iteration", _iteration)):
+    for name, fn in (("launch", _launch), ("solve", _solve), ("iteration", _iteration),
+                     ("ahead_iteration", _ahead_iteration)):
         try:
             out[name] = fn(bk)
         except Exception as exc:  # noqa: BLE001 - each measurement is its own finding
@@ -213,6 +217,89 @@ def _iteration(bk, n=50_000, d=28, B=4096, F=256, n_iter=200):
         graph.launch()
     stream.synchronize()
     result["replay_max_abs_diff"] = float(max(float(cp.max(cp.abs(a - b))) for a, b in zip(eager_out, captured)))
+    start = time.perf_counter()
+    with stream:
+        for _ in range(n_iter):
+            graph.launch()
+    host = time.perf_counter() - start
+    stream.synchronize()
+    replay = time.perf_counter() - start
+    result.update({"graph_host_ms": 1e3 * host / n_iter, "graph_wall_ms": 1e3 * replay / n_iter,
+                   "graph_speedup": eager / replay, "pool_bytes": int(pool.total_bytes())})
+    return result
+
+
+def _ahead_iteration(bk, n=50_000, d=28, B=4096, F=256, n_iter=200):
+    """The iteration a graph can hold: the preconditioner's system inverted ahead (outside
+    the iteration), the batch's features by the fused kernel, the right-hand side and the
+    step by CuPy reductions (no cuBLAS or cuSOLVER call, which CuPy refuses under capture),
+    the state updated in place. Timed eagerly, then captured once and replayed; the
+    replay of one iteration against the eager one from the same state."""
+    import cupy as cp
+
+    rng = np.random.default_rng(1)
+    X = cp.asarray(rng.standard_normal((n, d), dtype=np.float32))
+    y = cp.asarray(np.where(rng.random(n) < 0.5, 1.0, -1.0).astype(np.float32))[:, None]
+    idx = cp.asarray(rng.integers(0, n, B))
+    omega, phase = omega_block(0, 0, F, d, gamma=0.1, dtype="float32", backend=bk)
+    phi = ops.rff_features(cp.take(X, idx, axis=0), omega, phase, backend=bk, check_input=False)
+    phi1 = cp.concatenate([phi, cp.ones((B, 1), dtype=phi.dtype)], axis=1).astype(cp.float64)
+    system = phi1.T @ phi1 / B
+    system += 0.1 * cp.mean(cp.diag(system)) * cp.eye(F + 1)
+    inverse = cp.linalg.inv(system).astype(cp.float32)  # built ahead: the batch and omega alone decide it
+    state = {"cache": cp.asarray(rng.standard_normal((n, 1), dtype=np.float32) * 0.1),
+             "stored": cp.zeros((64 * F, 1), dtype=cp.float32), "intercept": cp.zeros((1,), dtype=cp.float32)}
+    eta = np.float32(0.5)
+
+    def iteration():
+        Xb = cp.take(X, idx, axis=0)
+        f, yb = ops.cache_batch(state["cache"], y, idx, state["intercept"], backend=bk)
+        g = ops.loss_derivative(f, yb, loss=losses.HINGE, weight=1.0, backend=bk)
+        phi = ops.rff_features(Xb, omega, phase, backend=bk, check_input=False)
+        rhs = cp.concatenate([cp.sum(phi * g, axis=0), cp.sum(g, axis=0)]) / B
+        step = -eta * cp.sum(inverse * rhs[None, :], axis=1)
+        delta, delta_b = step[:F, None], step[F:]
+        intercept, _ = ops.block_update(state["stored"], delta, state["intercept"], delta_b, None, None, start=0,
+                                        scale=1.0, fit_intercept=True, scale_sum=0.0, backend=bk)
+        state["intercept"][...] = intercept
+        state["cache"][...] = ops.rff_predict_add(X, omega, phase, delta, state["cache"], shrink=0.999, backend=bk)
+
+    iteration()  # compile and type every kernel outside the timers and the capture
+    bk.synchronize()
+    start = time.perf_counter()
+    for _ in range(n_iter):
+        iteration()
+    host = time.perf_counter() - start
+    bk.synchronize()
+    eager = time.perf_counter() - start
+    result = {"shape": f"n={n}, d={d}, batch={B}, block={F}", "eager_host_ms": 1e3 * host / n_iter,
+              "eager_wall_ms": 1e3 * eager / n_iter}
+    saved = {k: v.copy() for k, v in state.items()}
+    iteration()
+    eager_out = {k: v.copy() for k, v in state.items()}
+    for k, v in saved.items():
+        state[k][...] = v
+    stream = cp.cuda.Stream(non_blocking=True)
+    pool = cp.cuda.MemoryPool()  # the graph's buffers: kept with it, never handed to other work
+    bk.synchronize()
+    try:
+        with cp.cuda.using_allocator(pool.malloc), stream:
+            stream.begin_capture(mode=cp.cuda.runtime.streamCaptureModeRelaxed)
+            try:
+                iteration()
+            finally:
+                graph = stream.end_capture()
+    except Exception as exc:  # noqa: BLE001 - what refuses capture is the finding
+        result["graph_error"] = f"{type(exc).__name__}: {exc}"
+        return result
+    stream.synchronize()
+    for k, v in saved.items():  # capture ran nothing; a replay starts from the saved state
+        state[k][...] = v
+    bk.synchronize()
+    with stream:
+        graph.launch()
+    stream.synchronize()
+    result["replay_max_abs_diff"] = float(max(float(cp.max(cp.abs(state[k] - eager_out[k]))) for k in state))
     start = time.perf_counter()
     with stream:
         for _ in range(n_iter):
