@@ -46,7 +46,7 @@ def launch_settings(*, fast=None, chunk_bytes=None, fused=None):
         ``(rows, m)`` products are computed in row chunks of this size. None
         leaves it as it is.
     fused : bool, optional
-        True (the default): the random-feature ops on dense rows of at most 64
+        True (the default): the random-feature ops on dense rows of at most 32
         values compute each product where its cos is taken, in one kernel with
         the sum; False: cuBLAS's ``(rows, m)`` product, then the cos and sum
         kernels (the path of sparse and wider rows). None leaves it as it is.

@@ -31,7 +31,7 @@ BLOCK_2D = (32, 8)  # x over columns (one warp reads 32 consecutive elements), y
 # a test can shrink it to cover several chunks on small data.
 CHUNK_BYTES = 1 << 28
 
-# Dense rows of at most 64 values: the random-feature products fused with their
+# Dense rows of at most 32 values: the random-feature products fused with their
 # cos / sin and sums (rff._cuda_fused), no (rows, m) product in device memory;
 # False: cuBLAS's product, then the epilogue kernels. Read at call time.
 FUSED_PRODUCTS = True

@@ -25,7 +25,7 @@ def test_small_report_has_every_section(tmp_path, device_tool_backend, table_row
     assert report["device"]["peak_flops"] > 1e12 and report["device"]["peak_bytes"] > 1e11
     ops = {row["op"]: row for row in report["ops"]}
     assert set(ops) >= {"rff_predict", "rff_weighted_sum", "water_level", "water_level_biased", "prox_sgd_run",
-                        "rff_predict@cublas", "rff_weighted_sum@cublas", "rff_predict@d64", "rff_predict@d64@cublas",
+                        "rff_predict@cublas", "rff_weighted_sum@cublas", "rff_predict@d32", "rff_predict@d32@cublas",
                         "rff_predict@numba", "water_level@numba"}
     assert set(ops) <= {row[0] for row in table_rows(text)}  # each op a row of the Markdown table
     for name, row in ops.items():  # the product-path and launch-path variants are timed on the device alone
@@ -103,7 +103,7 @@ def test_parts_choose_the_sections(tmp_path, capsys, table_rows):
     ops = ("rff_predict", "kernel_response_update", "water_level", "water_level_biased", "prox_sgd_run")
     report = run(tmp_path, small=True, backend="cpu", parts=["ops"],
                  skip=["rff_features", *ops[1:], "rff_weighted_sum", "rff_predict@cublas", "rff_weighted_sum@cublas",
-                       "rff_predict@d64", "rff_predict@d64@cublas", *[f"{op}@numba" for op in ops]])
+                       "rff_predict@d32", "rff_predict@d32@cublas", *[f"{op}@numba" for op in ops]])
     assert report["tests"] is None and report["fits"] == []
     assert [row["op"] for row in report["ops"]] == ["rff_predict"]
     assert [row[0] for row in table_rows((tmp_path / "report.md").read_text())].count("rff_predict") == 1

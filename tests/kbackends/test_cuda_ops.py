@@ -115,7 +115,7 @@ def test_fused_rff_ops_cover_segments_blocks_and_targets(bk, dtype_name, form, m
     monkeypatch.setattr(fused, "THREADS", 16)
     rng = np.random.default_rng(11)
     n, m, d, k = fused.ROW_BLOCK + 6, fused.SEGMENT + 3, 5, fused.GROUP + 1
-    R = fused.rows_per_thread(d)
+    R = fused.rows_per_thread(d, np.dtype(dtype_name).itemsize)
     assert R > 1 and n > fused.ROW_BLOCK and n > 16 * R and m > 16 * R
     X = rng.standard_normal((n, d)).astype(dtype_name)
     omega, phase = (np.asarray(a) for a in omega_block(2, 3, m, d, gamma=0.05, dtype=dtype_name))

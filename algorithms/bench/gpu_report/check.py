@@ -66,7 +66,7 @@ from .probe import probe
 
 STEPS = ("env", "gate", "fits", "probe", "scale", "ops", "sweep", "asv")
 # Each step's limit in seconds on a GPU host, and on the simulator (a dry run).
-LIMITS = {"env": 40, "gate": 70, "fits": 90, "probe": 40, "ops": 70, "scale": 110, "sweep": 60, "asv": 40}
+LIMITS = {"env": 40, "gate": 70, "fits": 90, "probe": 40, "ops": 90, "scale": 110, "sweep": 60, "asv": 40}
 SMALL_LIMITS = {"env": 60, "gate": 240, "fits": 240, "probe": 60, "ops": 120, "scale": 120, "sweep": 120,
                 "asv": 120}
 GATE_TESTS = ("tests/kbackends/test_cuda_launch.py", "tests/kbackends/test_cuda_ops.py",
@@ -74,8 +74,9 @@ GATE_TESTS = ("tests/kbackends/test_cuda_launch.py", "tests/kbackends/test_cuda_
               "tests/kbackends/test_loss_kernels.py", "tests/algorithms/test_sbp_kernels.py")
 SMALL_GATE = ("tests/kbackends/test_loss_kernels.py",)
 FIT_KEYS = ("dsg-ijcnn1", "sbp-a9a", "dsg-defaults-ijcnn1", "tsgsu-a9a")
-OPS = ("rff_predict", "rff_weighted_sum", "rff_predict@cublas", "rff_weighted_sum@cublas", "rff_predict@d64",
-       "rff_predict@d64@cublas", "water_level", "water_level_biased", "kernel_response_update", "rff_predict@numba")
+OPS = ("rff_predict", "rff_weighted_sum", "rff_features", "rff_predict@cublas", "rff_weighted_sum@cublas",
+       "rff_predict@d32", "rff_predict@d32@cublas", "water_level", "water_level_biased", "kernel_response_update",
+       "rff_predict@numba")
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -346,6 +347,12 @@ def _step_sweep(bk, cpu, args, part):
           "block_size": 16 if args.small else 256, "early_stopping": False, "random_state": 0}
     Xt, yt = make_nonlinear_classes(500 if args.small else 100_000, 28, random_state=99, dtype=np.float32)
     rows = []
+    # one whole untimed device fit a path first: the first timed fit of a process paid
+    # one-off work the short warm-up fits do not reach
+    X, y = make_nonlinear_classes(sizes[0], 28, random_state=0, dtype=np.float32)
+    for fused in (True, False):
+        with launch_settings(fused=fused):
+            dsg.fit(bk.asarray(X), y, backend=bk, **kw)
     for n in sizes:
         X, y = make_nonlinear_classes(n, 28, random_state=n, dtype=np.float32)
         row = {"rows": n}

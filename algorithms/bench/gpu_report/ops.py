@@ -10,7 +10,7 @@ from kbackends.random import omega_block
 from .device import median_seconds
 
 CUBLAS_VARIANT = "@cublas"  # an op name's suffix: the device's product through cuBLAS, not fused; no cpu column
-WIDE_VARIANT = "@d64"  # ... rows of 64 values, the widest the fused kernels take; no cpu column
+WIDE_VARIANT = "@d32"  # ... rows of 32 values, the widest the fused kernels take; no cpu column
 NUMBA_VARIANT = "@numba"  # ... measured with Numba's own launches (KBACKENDS_FAST_LAUNCH=0), no cpu column
 
 
@@ -55,10 +55,10 @@ def _op_cases(sizes, rng):
         name, shape, flops, nbytes, make = rff_case(op, *sizes["rff"])
         cases.append((f"{name}{CUBLAS_VARIANT}", shape + ", cuBLAS product", flops, nbytes,
                       _with_launch_settings(make, fused=False)))
-    # rff_predict at the widest rows the fused kernels take (64), both paths: where they cross
+    # rff_predict at the widest rows the fused kernels take (32), both paths: the crossing measured
     n, _, m = sizes["rff"]
     for suffix, fused in (("", True), (CUBLAS_VARIANT, False)):
-        name, shape, flops, nbytes, make = rff_case("rff_predict", n, 64, m)
+        name, shape, flops, nbytes, make = rff_case("rff_predict", n, 32, m)
         cases.append((f"{name}{WIDE_VARIANT}{suffix}", shape + ("" if fused else ", cuBLAS product"), flops, nbytes,
                       _with_launch_settings(make, fused=fused)))
     cases.append(rff_case("rff_features", *sizes["rff_features"]))

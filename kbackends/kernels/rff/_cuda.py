@@ -294,10 +294,10 @@ def rff_features(X, omega, phase, *, xp, form):
         return out
     if _fused(sparse, X):  # each feature computed and written once: no product, no chunks
         d = X.shape[1]
-        R = fused.rows_per_thread(d)
+        R = fused.rows_per_thread(d, X.dtype.itemsize)
         grid, block = fused.weighted_geometry(m, launch.blocks_for(n, fused.ROW_BLOCK), R)
         with launch.launch_context(xp) as stream:
-            launch.run_kernel(fused.features_kernel(d, R), grid, block, stream, X, omega, phase, cossin, out)
+            launch.run_kernel(fused.features_kernel(d, R, cossin), grid, block, stream, X, omega, phase, out)
         return out
     step = launch.chunk_rows(n, m * X.dtype.itemsize)  # the cossin form's product
     with launch.launch_context(xp) as stream:
@@ -359,10 +359,10 @@ def _predict(X, omega, phase, coef, f, shrink, xp, form):
             if fuse:
                 partial = xp.empty((n_seg, stop - start, k), dtype=X.dtype)
                 d = X.shape[1]
-                R = fused.rows_per_thread(d)
+                R = fused.rows_per_thread(d, X.dtype.itemsize)
                 grid, block = fused.predict_geometry(stop - start, n_seg, R)
-                launch.run_kernel(fused.predict_kernel(d, R), grid, block, stream,
-                                  X[start:stop], omega, phase, coef_c, coef_s, cossin, partial)
+                kernel = fused.predict_kernel(d, R, fused.targets_per_pass(k), cossin)
+                launch.run_kernel(kernel, grid, block, stream, X[start:stop], omega, phase, coef_c, coef_s, partial)
             elif sparse is not None:  # (rows, m), row-major: read along each thread's row
                 Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
             else:
@@ -400,10 +400,10 @@ def rff_weighted_sum(X, omega, phase, g, *, xp, form):
                 (Gc,) = launch.contiguous(xp, G[:, start:stop])
                 if fuse:
                     d = X.shape[1]
-                    R = fused.rows_per_thread(d)
+                    R = fused.rows_per_thread(d, X.dtype.itemsize)
                     grid, block = fused.weighted_geometry(m, n_blk, R)
-                    launch.run_kernel(fused.weighted_kernel(d, R), grid, block, stream,
-                                      X[start:stop], omega, phase, Gc, cossin, partial)
+                    kernel = fused.weighted_kernel(d, R, fused.targets_per_pass(k), cossin)
+                    launch.run_kernel(kernel, grid, block, stream, X[start:stop], omega, phase, Gc, partial)
                 else:
                     Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
                     grid, block = launch.grid_2d(n_blk, m)

@@ -8,9 +8,9 @@ bytes of HBM traffic (the product written, then read by the epilogue) besides it
 ``2 d`` flops and its cos; for ``d`` of a few dozen the traffic, not the arithmetic,
 sets the time (docs/benchmarks.md, "GPU: what each kernel must cost"). Here each
 thread holds ``R`` rows (``rff_predict``) or ``R`` frequencies (``rff_weighted_sum``)
-of ``D = d`` values in registers: the kernels are compiled once per ``(D, R)``, so
-that the loops over ``D`` and ``R`` run to constants, unroll and keep those values in
-registers; the other operand is read one row at a time, the same address across a
+of ``D = d`` values in registers: the kernels are compiled once per ``(D, R)``, the
+number ``G`` of targets a pass and the form (cos or cossin), so that the loops run to
+constants, unroll and keep those values in registers; the other operand is read one row at a time, the same address across a
 warp (a broadcast from L1). Per (row, feature) pair: ``D`` multiply-adds, ``D / R``
 loads and one cos.
 
@@ -30,27 +30,30 @@ from .._cuda_math import ZERO, cos, sincos
 
 SEGMENT = 128  # features one thread sums in rff_predict
 ROW_BLOCK = 64  # rows one thread sums in rff_weighted_sum
-GROUP = 4  # targets (classes) accumulated at once, in registers
+GROUP = 4  # targets (classes) accumulated at once at most, in registers
 THREADS = 128  # threads a block, all on x (read at call time: tests shrink it)
-MAX_DIMS = 64  # the widest rows the fused kernels take: past it cuBLAS's product wins (2 d flops a pair)
+# The widest rows the fused kernels take. On an H100 (float32, n = 10^6, m = 4,096) the
+# fused rff_predict took 0.58x cuBLAS's path at d = 28 and 1.40x at d = 64
+# (docs/benchmarks.md, "GPU"): past a few dozen dimensions the product's 2 d flops a
+# pair outweigh the 8 bytes a pair the fused kernel saves.
+MAX_DIMS = 32
 
 
-def rows_per_thread(d):
-    """``R``: the rows (or frequencies) one thread holds, ``R * d <= 64`` registers' worth."""
-    return max(1, min(4, 64 // max(d, 1)))
+def rows_per_thread(d, itemsize=4):
+    """``R``: the rows (or frequencies) one thread holds: ``R * d`` values in registers,
+    at most 112 float32 or 56 float64 (the registers of a thread stop at 255)."""
+    return max(1, min(4, (112 if itemsize == 4 else 56) // max(d, 1)))
 
 
-@cuda.jit(device=True)
-def _pair(z, p, cossin):
-    if cossin:
-        s, c = sincos(z)
-        return c, s
-    return cos(z + p), ZERO
+def targets_per_pass(k):
+    """``G``: the targets (classes) one pass sums at once, ``min(k, GROUP)``."""
+    return max(1, min(k, GROUP))
 
 
 @lru_cache(maxsize=None)
-def predict_kernel(D, R):
-    """The fused ``rff_predict`` partial-sum kernel for rows of ``D`` values, ``R`` rows a thread.
+def predict_kernel(D, R, G, cossin):
+    """The fused ``rff_predict`` partial-sum kernel for rows of ``D`` values, ``R`` rows a
+    thread, ``G`` targets a pass, the cos or the cossin form.
 
     ``partial[s, i, c] = sum_{j in segment s} cos_j(x_i) coef_c[j, c] + sin_j(x_i) coef_s[j, c]``;
     a launch of :func:`predict_geometry`: block x covers ``THREADS * R`` rows, the
@@ -58,7 +61,7 @@ def predict_kernel(D, R):
     """
 
     @cuda.jit
-    def fused_predict_partial(X, omega, phase, coef_c, coef_s, cossin, partial):
+    def fused_predict_partial(X, omega, phase, coef_c, coef_s, partial):
         n = X.shape[0]
         m = omega.shape[0]
         k = coef_c.shape[1]
@@ -71,34 +74,40 @@ def predict_kernel(D, R):
             for q in range(D):
                 x[r, q] = X[i, q] if i < n else ZERO
         w = cuda.local.array(D, dtype=X.dtype)
-        cc = cuda.local.array(GROUP, dtype=X.dtype)
-        cs = cuda.local.array(GROUP, dtype=X.dtype)
-        acc = cuda.local.array((R, GROUP), dtype=X.dtype)
+        cc = cuda.local.array(G, dtype=X.dtype)
+        cs = cuda.local.array(G, dtype=X.dtype)
+        acc = cuda.local.array((R, G), dtype=X.dtype)
         for seg in range(cuda.blockIdx.y, partial.shape[0], cuda.gridDim.y):
             j0 = seg * SEGMENT
             j1 = min(m, j0 + SEGMENT)
-            for c0 in range(0, k, GROUP):
+            for c0 in range(0, k, G):
                 for r in range(R):
-                    for c in range(GROUP):
+                    for c in range(G):
                         acc[r, c] = ZERO
                 for j in range(j0, j1):
                     for q in range(D):
                         w[q] = omega[j, q]
-                    for c in range(GROUP):
+                    for c in range(G):
                         cc[c] = coef_c[j, c0 + c] if c0 + c < k else ZERO
-                        cs[c] = coef_s[j, c0 + c] if c0 + c < k else ZERO
+                        if cossin:
+                            cs[c] = coef_s[j, c0 + c] if c0 + c < k else ZERO
                     p = phase[j]
                     for r in range(R):
                         z = ZERO
                         for q in range(D):
                             z += x[r, q] * w[q]
-                        fc, fs = _pair(z, p, cossin)
-                        for c in range(GROUP):
-                            acc[r, c] += fc * cc[c] + fs * cs[c]
+                        if cossin:
+                            fs, fc = sincos(z)
+                            for c in range(G):
+                                acc[r, c] += fc * cc[c] + fs * cs[c]
+                        else:
+                            fc = cos(z + p)
+                            for c in range(G):
+                                acc[r, c] += fc * cc[c]
                 for r in range(R):
                     i = base + r * cuda.blockDim.x
                     if i < n:
-                        for c in range(GROUP):
+                        for c in range(G):
                             if c0 + c < k:
                                 partial[seg, i, c0 + c] = acc[r, c]
 
@@ -112,8 +121,9 @@ def predict_geometry(n_rows, n_segments, R):
 
 
 @lru_cache(maxsize=None)
-def weighted_kernel(D, R):
-    """The fused ``rff_weighted_sum`` partial-sum kernel, ``R`` frequencies of ``D`` values a thread.
+def weighted_kernel(D, R, G, cossin):
+    """The fused ``rff_weighted_sum`` partial-sum kernel, ``R`` frequencies of ``D`` values a
+    thread, ``G`` targets a pass, the cos or the cossin form.
 
     ``partial[b, c, j] = sum_{i in block b} G[c, i] cos_j(x_i)`` (and ``partial[b, c, m + j]``
     with ``sin_j`` in the cossin form); a launch of :func:`weighted_geometry`: block x
@@ -121,10 +131,10 @@ def weighted_kernel(D, R):
     """
 
     @cuda.jit
-    def fused_weighted_partial(X, omega, phase, G, cossin, partial):
+    def fused_weighted_partial(X, omega, phase, weights, partial):
         n = X.shape[0]
         m = omega.shape[0]
-        k = G.shape[0]
+        k = weights.shape[0]
         base = cuda.blockIdx.x * cuda.blockDim.x * R + cuda.threadIdx.x
         if base >= m:
             return  # no frequency in the tail block
@@ -136,34 +146,39 @@ def weighted_kernel(D, R):
                 om[r, q] = omega[j, q] if j < m else ZERO
             ph[r] = phase[j] if j < m else ZERO
         x = cuda.local.array(D, dtype=X.dtype)
-        g = cuda.local.array(GROUP, dtype=X.dtype)
-        acc_c = cuda.local.array((R, GROUP), dtype=X.dtype)
-        acc_s = cuda.local.array((R, GROUP), dtype=X.dtype)
+        g = cuda.local.array(G, dtype=X.dtype)
+        acc_c = cuda.local.array((R, G), dtype=X.dtype)
+        acc_s = cuda.local.array((R, G), dtype=X.dtype)
         for blk in range(cuda.blockIdx.y, partial.shape[0], cuda.gridDim.y):
             i0 = blk * ROW_BLOCK
             i1 = min(n, i0 + ROW_BLOCK)
-            for c0 in range(0, k, GROUP):
+            for c0 in range(0, k, G):
                 for r in range(R):
-                    for c in range(GROUP):
+                    for c in range(G):
                         acc_c[r, c] = ZERO
                         acc_s[r, c] = ZERO
                 for i in range(i0, i1):
                     for q in range(D):
                         x[q] = X[i, q]
-                    for c in range(GROUP):
-                        g[c] = G[c0 + c, i] if c0 + c < k else ZERO
+                    for c in range(G):
+                        g[c] = weights[c0 + c, i] if c0 + c < k else ZERO
                     for r in range(R):
                         z = ZERO
                         for q in range(D):
                             z += x[q] * om[r, q]
-                        fc, fs = _pair(z, ph[r], cossin)
-                        for c in range(GROUP):
-                            acc_c[r, c] += g[c] * fc
-                            acc_s[r, c] += g[c] * fs
+                        if cossin:
+                            fs, fc = sincos(z)
+                            for c in range(G):
+                                acc_c[r, c] += g[c] * fc
+                                acc_s[r, c] += g[c] * fs
+                        else:
+                            fc = cos(z + ph[r])
+                            for c in range(G):
+                                acc_c[r, c] += g[c] * fc
                 for r in range(R):
                     j = base + r * cuda.blockDim.x
                     if j < m:
-                        for c in range(GROUP):
+                        for c in range(G):
                             if c0 + c < k:
                                 partial[blk, c0 + c, j] = acc_c[r, c]
                                 if cossin:
@@ -173,7 +188,7 @@ def weighted_kernel(D, R):
 
 
 @lru_cache(maxsize=None)
-def features_kernel(D, R):
+def features_kernel(D, R, cossin):
     """The fused ``rff_features`` kernel, ``R`` frequencies of ``D`` values a thread.
 
     ``out[i, j] = cos(x_i . omega_j + phase_j)`` (cos form), or ``cos(x_i . omega_j)``
@@ -183,7 +198,7 @@ def features_kernel(D, R):
     """
 
     @cuda.jit
-    def fused_features(X, omega, phase, cossin, out):
+    def fused_features(X, omega, phase, out):
         n = X.shape[0]
         m = omega.shape[0]
         base = cuda.blockIdx.x * cuda.blockDim.x * R + cuda.threadIdx.x
@@ -206,11 +221,13 @@ def features_kernel(D, R):
                     z = ZERO
                     for q in range(D):
                         z += x[q] * om[r, q]
-                    fc, fs = _pair(z, ph[r], cossin)
                     if j < m:
-                        out[i, j] = fc
                         if cossin:
+                            fs, fc = sincos(z)
+                            out[i, j] = fc
                             out[i, m + j] = fs
+                        else:
+                            out[i, j] = cos(z + ph[r])
 
     return fused_features
 
@@ -222,4 +239,6 @@ def weighted_geometry(n_features, n_blocks, R):
 
 
 # The PTX pass compiles one specialisation a kernel (d = 28, the scale problem's rows).
-PTX_SPECIALISATIONS = {name: (28, rows_per_thread(28)) for name in ("predict_kernel", "weighted_kernel", "features_kernel")}
+PTX_SPECIALISATIONS = {"predict_kernel": (28, rows_per_thread(28), 1, False),
+                       "weighted_kernel": (28, rows_per_thread(28), 1, False),
+                       "features_kernel": (28, rows_per_thread(28), False)}
