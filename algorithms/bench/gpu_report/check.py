@@ -458,7 +458,7 @@ def markdown(report):
     probe = steps.get("probe", {})
     if probe:
         lines += ["", "## probe", ""]
-        for key in ("launch", "solve", "iteration", "ahead_iteration", "skipped"):
+        for key in ("launch", "solve", "iteration", "ahead_iteration", "fused_resources", "skipped"):
             if key in probe:
                 lines.append(f"- {key}: " + json.dumps(probe[key], default=str))
     for key, cols in (("scale", ("rows", "feature_budget", "batch_size", "iterations", "fit_s", "rows_per_s",

@@ -18,6 +18,7 @@ device clock, and returns ``{"skipped": why}``):
   run eagerly, and the same sequence captured once as a CUDA graph (a private memory
   pool kept with it) and replayed: milliseconds an iteration each way, and the
   largest difference between one eager iteration and one replay from the same state;
+- ``fused_resources``: registers and local memory a thread of each fused rff kernel takes;
 - ``ahead_iteration``: the same iteration with the system inverted ahead and no cuBLAS or
   cuSOLVER call inside it (the fused features, CuPy reductions for the right-hand side
   and the step), the state updated in place: eager, then captured and replayed, as above.
@@ -32,6 +33,7 @@ import numpy as np
 from kbackends import launch_settings, losses, ops
 from kbackends.kernel_tools import launch_context, run_kernel
 from kbackends.random import omega_block
+from kbackends.testing import kernel_module
 
 
 def _per_call_us(fn, n, sync):
@@ -52,11 +54,32 @@ def probe(bk):
         return {"skipped": f"backend {bk.name}: the probe times a device (CuPy and CUDA events)"}
     out = {}
     for name, fn in (("launch", _launch), ("solve", _solve), ("iteration", _iteration),
-                     ("ahead_iteration", _ahead_iteration)):
+                     ("ahead_iteration", _ahead_iteration), ("fused_resources", _fused_resources)):
         try:
             out[name] = fn(bk)
         except Exception as exc:  # noqa: BLE001 - each measurement is its own finding
             out[name] = {"error": f"{type(exc).__name__}: {exc}"}
+    return out
+
+
+def _fused_resources(bk):
+    """Registers and local memory a thread of each fused rff kernel takes on this device
+    (float32, 28 dimensions, one target, cos form: what DSG's cache update and the ops
+    step run); spilled registers show as local memory."""
+    fused = kernel_module("rff", "cuda_fused")
+    t = "float32"
+    R = fused.rows_per_thread(28)
+    kernels = {"predict": (fused.predict_kernel(28, R, 1, False),
+                           f"void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[:, ::1], {t}[:, ::1], {t}[:, :, ::1])"),
+               "weighted_sum": (fused.weighted_kernel(28, R, 1, False),
+                                f"void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[:, ::1], {t}[:, :, ::1])"),
+               "features": (fused.features_kernel(28, R, False), f"void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[:, ::1])")}
+    out = {"rows_per_thread": R}
+    for name, (kernel, sig) in kernels.items():
+        kernel.compile(sig)
+        # without a signature: {argument types: figure} over the kernel's compiled forms (here one)
+        out[name] = {"registers": [int(v) for v in kernel.get_regs_per_thread().values()],
+                     "local_bytes": [int(v) for v in kernel.get_local_mem_per_thread().values()]}
     return out
 
 
