@@ -119,5 +119,6 @@ def add_tool_commands(sub, backends):
     quick.add_argument("--max-seconds", type=float, default=300.0,
                        help="the whole check's budget; a step gets what is left of it at most (default 300)")
     quick.add_argument("--only", default="env,gate,fits,probe,scale,ops,sweep,asv",
-                       help="comma-separated steps, run in the check's own order (default: all)")
+                       help="comma-separated steps, run in the check's own order (default: all but shapes, "
+                            "the fused kernels' launch-shape sweep)")
     quick.set_defaults(func=cmd_gpu_check)

@@ -16,7 +16,7 @@ def test_dry_run_writes_every_step(tmp_path, device_tool_backend):
     from algorithms._cli.main import main
 
     backend = device_tool_backend
-    steps = "env,gate,probe,scale,sweep,asv"  # fits and ops: the functions test_gpu_report's dry run runs
+    steps = "env,gate,probe,scale,sweep,asv,shapes"  # fits and ops: the functions test_gpu_report's dry run runs
     assert main(["gpu-check", "--out", str(tmp_path), "--small", "--backend", backend, "--only", steps]) == 0
     report = json.loads((tmp_path / "check.json").read_text())
     assert list(report["steps"]) == steps.split(",")
@@ -31,8 +31,11 @@ def test_dry_run_writes_every_step(tmp_path, device_tool_backend):
         assert row["device_acc"] == pytest.approx(row["cpu_acc"], abs=0.02), row
     asv = report["steps"]["asv"]["asv"]
     assert {row["backend"] for row in asv} == {backend, "cpu"} and all("median_s" in row for row in asv), asv
+    shapes = report["steps"]["shapes"]["shapes"]  # cuBLAS's path, then the shapes: each the same values
+    assert len(shapes) == 3 and all(row["predict_ms"] > 0 for row in shapes), shapes
+    assert all(row["predict_rel_diff"] < 1e-5 and row["weighted_sum_rel_diff"] < 1e-5 for row in shapes[1:]), shapes
     text = (tmp_path / "check.md").read_text()
-    for heading in ("## env", "## gate", "## probe", "## scale", "## sweep", "## asv"):
+    for heading in ("## env", "## gate", "## probe", "## scale", "## sweep", "## asv", "## shapes"):
         assert heading in text
 
 
@@ -52,6 +55,21 @@ def test_a_step_past_its_limit_is_killed_and_the_check_goes_on(tmp_path, monkeyp
     header, _, *rows = table_rows((tmp_path / "check.md").read_text())[:4]  # the steps' table
     assert header == ["step", "status", "seconds"]
     assert [row[:2] for row in rows] == [["env", "killed at its limit (1 s)"], ["gate", "ok"]]
+
+
+@pytest.mark.cuda
+def test_the_shape_sweep_restores_the_kernels_constants(device_tool_backend):
+    """The sweep sets the fused kernels' constants one shape at a time; after it (and after
+    a shape that fails) they are the library's again."""
+    from algorithms.bench.gpu_report.shapes import CONSTANTS, sweep_shapes
+    from kbackends import resolve
+    from kbackends.testing import kernel_module
+
+    fused = kernel_module("rff", "cuda_fused")
+    before = {name: getattr(fused, name) for name in CONSTANTS}
+    rows = sweep_shapes(resolve(device_tool_backend), n=8, d=3, m=5, changes=({"R": 2}, {"R": 0}), repeat=1)
+    assert rows[1]["predict_rel_diff"] < 1e-5 and "error" in rows[2]  # no rows a thread: a shape that fails
+    assert {name: getattr(fused, name) for name in CONSTANTS} == before
 
 
 def test_unknown_steps_are_refused(tmp_path):

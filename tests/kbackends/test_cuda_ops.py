@@ -106,17 +106,19 @@ def test_rff_predict_add_over_chunks(bk, small_chunks, fused, dtype_name, form, 
 @pytest.mark.parametrize("form", ["cos", "cossin"])
 def test_fused_rff_ops_cover_segments_blocks_and_targets(bk, dtype_name, form, monkeypatch):
     """The fused kernels (features, prediction, weighted sum) past one segment of
-    features, one block of rows, one block of threads and one group of targets, with rows and features that fill no block:
-    the reference's values, the same bits on a second call, and the cuBLAS path's
-    values (no product in memory is the only difference). 16 threads a block keep
-    the simulator's idle threads few."""
+    features, one block of rows, one block of threads and one group of targets, with
+    rows and features that fill no block: the reference's values, the same bits on a
+    second call, and the cuBLAS path's values (no product in memory is the only
+    difference). 16 threads a block keep the simulator's idle threads few, and
+    segments and row blocks of 32 its work small."""
     _cuda, _xp = kernel_module("rff", "cuda"), kernel_module("rff", "xp")
     fused = kernel_module("rff", "cuda_fused")
-    monkeypatch.setattr(fused, "THREADS", 16)
+    for name, value in (("THREADS", 16), ("SEGMENT", 32), ("ROW_BLOCK", 32)):
+        monkeypatch.setattr(fused, name, value)
     rng = np.random.default_rng(11)
-    n, m, d, k = fused.ROW_BLOCK + 6, fused.SEGMENT + 3, 5, fused.GROUP + 1
+    n, m, d, k = 70, 70, 5, fused.GROUP + 1
     R = fused.rows_per_thread(d, np.dtype(dtype_name).itemsize)
-    assert R > 1 and n > fused.ROW_BLOCK and n > 16 * R and m > 16 * R
+    assert R > 1 and n > fused.ROW_BLOCK and m > fused.SEGMENT and n > 16 * R and m > 16 * R
     X = rng.standard_normal((n, d)).astype(dtype_name)
     omega, phase = (np.asarray(a) for a in omega_block(2, 3, m, d, gamma=0.05, dtype=dtype_name))
     n_out = m if form == "cos" else 2 * m

@@ -23,7 +23,9 @@ step that hangs or runs long is killed and recorded as such, and the check goes 
 7. ``sweep``: DSG at 50,000, 200,000 and 1,000,000 rows against the cpu engine (the
    device twice: fused products, then cuBLAS's product in memory);
 8. ``asv``: the asv suites' cuda rows (rff, water-fill), timed as asv would (setup, one
-   warm call, the median of repeats), with their cpu rows beside them.
+   warm call, the median of repeats), with their cpu rows beside them;
+9. ``shapes``: the fused rff kernels' launch shapes swept against cuBLAS's path
+   (:mod:`.shapes`; for a new device, not in the usual call).
 
 It writes ``DIR/check.json`` and ``DIR/check.md`` after every step (a step's output
 goes to the console; the gate's log to ``DIR/tests.log``). ``--small`` shrinks every
@@ -63,12 +65,14 @@ from .fits import _Data, _dsg_ijcnn1, _timed_fit, _warmable, fits, run_fits
 from .markdown import markdown as report_markdown
 from .ops import _op_cases, run_ops
 from .probe import probe
+from .shapes import sweep_shapes
 
-STEPS = ("env", "gate", "fits", "probe", "scale", "ops", "sweep", "asv")
+STEPS = ("env", "gate", "fits", "probe", "scale", "ops", "sweep", "asv", "shapes")
 # Each step's limit in seconds on a GPU host, and on the simulator (a dry run).
-LIMITS = {"env": 40, "gate": 70, "fits": 90, "probe": 40, "ops": 90, "scale": 110, "sweep": 60, "asv": 40}
+LIMITS = {"env": 40, "gate": 70, "fits": 90, "probe": 40, "ops": 90, "scale": 110, "sweep": 60, "asv": 40,
+          "shapes": 60}
 SMALL_LIMITS = {"env": 60, "gate": 240, "fits": 240, "probe": 60, "ops": 120, "scale": 120, "sweep": 120,
-                "asv": 120}
+                "asv": 120, "shapes": 120}
 GATE_TESTS = ("tests/kbackends/test_cuda_launch.py", "tests/kbackends/test_cuda_ops.py",
               "tests/kbackends/test_engine_kernels.py", "tests/kbackends/test_gauss_newton_kernels.py",
               "tests/kbackends/test_loss_kernels.py", "tests/algorithms/test_sbp_kernels.py")
@@ -421,6 +425,14 @@ def _step_asv(bk, cpu, args, part):
                     part["asv"] = rows
 
 
+def _step_shapes(bk, cpu, args, part):
+    """The fused rff kernels' launch shapes (:mod:`.shapes`); a dry run: tiny arrays, two shapes."""
+    if args.small:
+        part["shapes"] = sweep_shapes(bk, n=40, d=5, m=20, changes=({}, {"R": 2}), repeat=1)
+    else:
+        part["shapes"] = sweep_shapes(bk)
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -466,7 +478,9 @@ def markdown(report):
                       ("sweep", ("rows", "device_s", "device_cublas_s", "fused_speedup", "cpu_s", "speedup_vs_cpu",
                                  "device_acc", "device_cublas_acc", "cpu_acc", "device_pool_mb", "device_error",
                                  "cpu_error")),
-                      ("asv", ("suite", "backend", "params", "median_s", "skipped", "error"))):
+                      ("asv", ("suite", "backend", "params", "median_s", "skipped", "error")),
+                      ("shapes", ("shape", "predict_ms", "weighted_sum_ms", "predict_rel_diff",
+                                  "weighted_sum_rel_diff", "error"))):
         rows = steps.get(key, {}).get(key)
         if rows:
             lines += ["", f"## {key}", "", pipe_table(cols, [[_fmt(r.get(c)) for c in cols] for r in rows])]

@@ -297,7 +297,8 @@ def rff_features(X, omega, phase, *, xp, form):
         R = fused.rows_per_thread(d, X.dtype.itemsize)
         grid, block = fused.weighted_geometry(m, launch.blocks_for(n, fused.ROW_BLOCK), R)
         with launch.launch_context(xp) as stream:
-            launch.run_kernel(fused.features_kernel(d, R, cossin), grid, block, stream, X, omega, phase, out)
+            kernel = fused.features_kernel(d, R, cossin, fused.ROW_BLOCK)
+            launch.run_kernel(kernel, grid, block, stream, X, omega, phase, out)
         return out
     step = launch.chunk_rows(n, m * X.dtype.itemsize)  # the cossin form's product
     with launch.launch_context(xp) as stream:
@@ -349,8 +350,8 @@ def _predict(X, omega, phase, coef, f, shrink, xp, form):
     shrink = out.dtype.type(shrink)  # f * shrink in the compute dtype, as NumPy's f * python_float
     coef_c, coef_s = (coef2[:m], coef2[m:]) if cossin else (coef2, coef2)
     coef_c, coef_s = launch.contiguous(xp, coef_c, coef_s)
-    n_seg = launch.blocks_for(m, _SEGMENT)
     fuse = _fused(sparse, X)
+    n_seg = launch.blocks_for(m, fused.SEGMENT if fuse else _SEGMENT)  # the partial kernel's segments
     # per row: the (rows, m) product unless fused, and the segments' partial sums
     step = launch.chunk_rows(n, ((0 if fuse else m) + n_seg * k) * X.dtype.itemsize)
     with launch.launch_context(xp) as stream:
@@ -361,7 +362,7 @@ def _predict(X, omega, phase, coef, f, shrink, xp, form):
                 d = X.shape[1]
                 R = fused.rows_per_thread(d, X.dtype.itemsize)
                 grid, block = fused.predict_geometry(stop - start, n_seg, R)
-                kernel = fused.predict_kernel(d, R, fused.targets_per_pass(k), cossin)
+                kernel = fused.predict_kernel(d, R, fused.targets_per_pass(k), cossin, fused.SEGMENT)
                 launch.run_kernel(kernel, grid, block, stream, X[start:stop], omega, phase, coef_c, coef_s, partial)
             elif sparse is not None:  # (rows, m), row-major: read along each thread's row
                 Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
@@ -390,19 +391,20 @@ def rff_weighted_sum(X, omega, phase, g, *, xp, form):
     if n and m and k:
         fuse = _fused(sparse, X)
         # per row: the product unless fused, and its share of the (blocks, k, n_out) partial sums
-        step = launch.chunk_rows(n, ((0 if fuse else m) + launch.blocks_for(k * n_out, _ROW_BLOCK))
+        row_block = fused.ROW_BLOCK if fuse else _ROW_BLOCK  # the partial kernel's rows a thread
+        step = launch.chunk_rows(n, ((0 if fuse else m) + launch.blocks_for(k * n_out, row_block))
                                  * X.dtype.itemsize)
         with launch.launch_context(xp) as stream:
             for start in range(0, n, step):
                 stop = min(n, start + step)
-                n_blk = launch.blocks_for(stop - start, _ROW_BLOCK)
+                n_blk = launch.blocks_for(stop - start, row_block)
                 partial = xp.empty((n_blk, k, n_out), dtype=X.dtype)
                 (Gc,) = launch.contiguous(xp, G[:, start:stop])
                 if fuse:
                     d = X.shape[1]
                     R = fused.rows_per_thread(d, X.dtype.itemsize)
                     grid, block = fused.weighted_geometry(m, n_blk, R)
-                    kernel = fused.weighted_kernel(d, R, fused.targets_per_pass(k), cossin)
+                    kernel = fused.weighted_kernel(d, R, fused.targets_per_pass(k), cossin, row_block)
                     launch.run_kernel(kernel, grid, block, stream, X[start:stop], omega, phase, Gc, partial)
                 else:
                     Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)

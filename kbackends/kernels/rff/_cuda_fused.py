@@ -28,10 +28,14 @@ from numba import cuda
 
 from .._cuda_math import ZERO, cos, sincos
 
-SEGMENT = 128  # features one thread sums in rff_predict
-ROW_BLOCK = 64  # rows one thread sums in rff_weighted_sum
+# Features one thread sums in rff_predict, rows in rff_weighted_sum and rff_features:
+# an H100 sweep of the launch shape (docs/benchmarks.md, "GPU") found 256 a few percent
+# faster than 128 / 64 for both, and 4 rows a thread, 128 threads a block the fastest.
+SEGMENT = 256
+ROW_BLOCK = 256
 GROUP = 4  # targets (classes) accumulated at once at most, in registers
-THREADS = 128  # threads a block, all on x (read at call time: tests shrink it)
+THREADS = 128  # threads a block, all on x
+# The three are read at call time and handed to the kernels' factories (tests shrink them).
 # The widest rows the fused kernels take. On an H100 (float32, n = 10^6, m = 4,096) the
 # fused rff_predict took 0.58x cuBLAS's path at d = 28 and 1.40x at d = 64
 # (docs/benchmarks.md, "GPU"): past a few dozen dimensions the product's 2 d flops a
@@ -51,9 +55,9 @@ def targets_per_pass(k):
 
 
 @lru_cache(maxsize=None)
-def predict_kernel(D, R, G, cossin):
+def predict_kernel(D, R, G, cossin, SEG):
     """The fused ``rff_predict`` partial-sum kernel for rows of ``D`` values, ``R`` rows a
-    thread, ``G`` targets a pass, the cos or the cossin form.
+    thread, ``G`` targets a pass, the cos or the cossin form, segments of ``SEG`` features.
 
     ``partial[s, i, c] = sum_{j in segment s} cos_j(x_i) coef_c[j, c] + sin_j(x_i) coef_s[j, c]``;
     a launch of :func:`predict_geometry`: block x covers ``THREADS * R`` rows, the
@@ -78,8 +82,8 @@ def predict_kernel(D, R, G, cossin):
         cs = cuda.local.array(G, dtype=X.dtype)
         acc = cuda.local.array((R, G), dtype=X.dtype)
         for seg in range(cuda.blockIdx.y, partial.shape[0], cuda.gridDim.y):
-            j0 = seg * SEGMENT
-            j1 = min(m, j0 + SEGMENT)
+            j0 = seg * SEG
+            j1 = min(m, j0 + SEG)
             for c0 in range(0, k, G):
                 for r in range(R):
                     for c in range(G):
@@ -121,9 +125,9 @@ def predict_geometry(n_rows, n_segments, R):
 
 
 @lru_cache(maxsize=None)
-def weighted_kernel(D, R, G, cossin):
+def weighted_kernel(D, R, G, cossin, RB):
     """The fused ``rff_weighted_sum`` partial-sum kernel, ``R`` frequencies of ``D`` values a
-    thread, ``G`` targets a pass, the cos or the cossin form.
+    thread, ``G`` targets a pass, the cos or the cossin form, blocks of ``RB`` rows.
 
     ``partial[b, c, j] = sum_{i in block b} G[c, i] cos_j(x_i)`` (and ``partial[b, c, m + j]``
     with ``sin_j`` in the cossin form); a launch of :func:`weighted_geometry`: block x
@@ -150,8 +154,8 @@ def weighted_kernel(D, R, G, cossin):
         acc_c = cuda.local.array((R, G), dtype=X.dtype)
         acc_s = cuda.local.array((R, G), dtype=X.dtype)
         for blk in range(cuda.blockIdx.y, partial.shape[0], cuda.gridDim.y):
-            i0 = blk * ROW_BLOCK
-            i1 = min(n, i0 + ROW_BLOCK)
+            i0 = blk * RB
+            i1 = min(n, i0 + RB)
             for c0 in range(0, k, G):
                 for r in range(R):
                     for c in range(G):
@@ -188,12 +192,12 @@ def weighted_kernel(D, R, G, cossin):
 
 
 @lru_cache(maxsize=None)
-def features_kernel(D, R, cossin):
+def features_kernel(D, R, cossin, RB):
     """The fused ``rff_features`` kernel, ``R`` frequencies of ``D`` values a thread.
 
     ``out[i, j] = cos(x_i . omega_j + phase_j)`` (cos form), or ``cos(x_i . omega_j)``
     and ``sin(x_i . omega_j)`` into ``out[i, j]`` and ``out[i, m + j]`` (cossin); a
-    launch of :func:`weighted_geometry` over ``ROW_BLOCK`` rows a block on y: a
+    launch of :func:`weighted_geometry` over ``RB`` rows a block on y: a
     warp writes consecutive features of one row (coalesced), each feature written once.
     """
 
@@ -212,8 +216,8 @@ def features_kernel(D, R, cossin):
                 om[r, q] = omega[j, q] if j < m else ZERO
             ph[r] = phase[j] if j < m else ZERO
         x = cuda.local.array(D, dtype=X.dtype)
-        for blk in range(cuda.blockIdx.y, -(-n // ROW_BLOCK), cuda.gridDim.y):
-            for i in range(blk * ROW_BLOCK, min(n, blk * ROW_BLOCK + ROW_BLOCK)):
+        for blk in range(cuda.blockIdx.y, -(-n // RB), cuda.gridDim.y):
+            for i in range(blk * RB, min(n, blk * RB + RB)):
                 for q in range(D):
                     x[q] = X[i, q]
                 for r in range(R):
@@ -239,6 +243,6 @@ def weighted_geometry(n_features, n_blocks, R):
 
 
 # The PTX pass compiles one specialisation a kernel (d = 28, the scale problem's rows).
-PTX_SPECIALISATIONS = {"predict_kernel": (28, rows_per_thread(28), 1, False),
-                       "weighted_kernel": (28, rows_per_thread(28), 1, False),
-                       "features_kernel": (28, rows_per_thread(28), False)}
+PTX_SPECIALISATIONS = {"predict_kernel": (28, rows_per_thread(28), 1, False, SEGMENT),
+                       "weighted_kernel": (28, rows_per_thread(28), 1, False, ROW_BLOCK),
+                       "features_kernel": (28, rows_per_thread(28), False, ROW_BLOCK)}
