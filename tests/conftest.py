@@ -17,7 +17,6 @@ conftest.py for the data they share).
 """
 
 import os
-import sys
 
 import pytest
 
@@ -25,11 +24,10 @@ import kbackends
 from kbackends import testing
 
 if testing.simulator_enabled():
-    # The simulator runs a block's threads as Python threads, watched by a loop that
-    # polls them until all wait at a barrier. With the default switch interval (5 ms)
-    # that loop holds the GIL 5 ms before each simulated thread gets a turn; at 0.2 ms
-    # the same kernels, the same threads and barriers, run about 4x faster.
-    sys.setswitchinterval(testing.SIMULATOR_SWITCH_INTERVAL)
+    # The switch interval (the simulator's threads take turns 4x faster) and a lock
+    # around the simulator's shared-array lookup (two threads of a block could get
+    # two arrays): kbackends.testing.prepare_simulator.
+    testing.prepare_simulator()
 
 
 @pytest.fixture(params=testing.backend_params())

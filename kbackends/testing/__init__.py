@@ -80,11 +80,12 @@ from ._oracle import (
     oracle_backend,
     simulator_enabled,
 )
+from ._simulator import prepare_simulator
 
 __all__ = [
     "prox_sgd_problem", "two_blobs",
     "BACKENDS", "DTYPES", "FMA_ULPS", "SIMULATOR_SWITCH_INTERVAL", "TOLERANCE", "OpCount", "TransferGuardError", "TransferLog",
     "assert_close", "assert_matches_oracle", "assert_same_arithmetic",
     "backend_params", "count_array_ops", "host", "implementation", "kernel_module", "make_backend", "on", "oracle",
-    "oracle_backend", "simulator_enabled", "transfer_guard",
+    "oracle_backend", "prepare_simulator", "simulator_enabled", "transfer_guard",
 ]

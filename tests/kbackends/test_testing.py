@@ -116,3 +116,25 @@ def test_public_ops_package_keeps_its_names():
         assert callable(getattr(ops, name)) or name in ("FORMS", "RESPONSE_KERNELS", "SPARSE_BACKENDS")
     assert ops.FORMS == ("cos", "cossin") and ops.RESPONSE_KERNELS == ("rbf", "linear")
     assert ops.SPARSE_BACKENDS == ("cpu", "cudasim", "cuda")
+
+
+@pytest.mark.cuda
+def test_a_kernel_with_shared_arrays_repeats_under_any_thread_switching():
+    """The same values give the same water level call after call, with the interpreter
+    switching threads every 10 us. Under the simulator this holds only with
+    ``prepare_simulator``'s lock (the suite's conftest installs it): without it two
+    simulated threads of a block could get two "shared" arrays, and a third of the
+    calls moved. On a GPU: the kernels repeat bit for bit (no float atomics decide)."""
+    from kbackends.testing import simulator_enabled
+
+    bk = kbackends.resolve("cudasim" if simulator_enabled() else "cuda") if (
+        simulator_enabled() or "cuda" in kbackends.available_backends()) else pytest.skip("no simulator or GPU")
+    c = bk.asarray(np.random.default_rng(0).standard_normal(30).astype("float32"))
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        levels = {float(np.asarray(kbackends.to_numpy(ops.water_level(c, 2.0, backend=bk))).ravel()[0])
+                  for _ in range(20)}
+    finally:
+        sys.setswitchinterval(switch)
+    assert len(levels) == 1, levels

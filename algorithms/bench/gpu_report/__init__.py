@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 import kbackends
-from kbackends.testing import SIMULATOR_SWITCH_INTERVAL
+from kbackends.testing import prepare_simulator
 
 from .device import NOMINAL_H100, device_roofline
 from .fits import NUMBA_FITS, fits, run_fits
@@ -121,8 +121,8 @@ def run(out, *, backend="cuda", small=False, data=None, pytest_args="", max_seco
 
     report["ops"], report["fits"] = [], []
     switch = sys.getswitchinterval()
-    if bk.name == "cudasim":  # the simulator's block manager polls with the GIL held (see testing)
-        sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL)
+    if bk.name == "cudasim":  # the switch interval and the shared-array lock (see testing)
+        prepare_simulator()
     try:
         if "ops" in parts:
             progress("ops ...")

@@ -56,7 +56,7 @@ from algorithms._engine import ahead
 from algorithms.datasets import make_nonlinear_classes
 from kbackends import launch_counts, launch_path, launch_settings, ops
 from kbackends.random import omega_block
-from kbackends.testing import SIMULATOR_SWITCH_INTERVAL
+from kbackends.testing import prepare_simulator
 
 from ..common import pipe_table
 from . import SIZES
@@ -175,8 +175,8 @@ def run_step(step, args):
     part = _Part(args.part)
 
     bk = kbackends.resolve(args.backend)
-    if bk.name == "cudasim":  # the simulator's block manager polls with the GIL held (see testing)
-        sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL)
+    if bk.name == "cudasim":  # the switch interval and the shared-array lock (see testing)
+        prepare_simulator()
     globals()[f"_step_{step}"](bk, kbackends.resolve("cpu"), args, part)
     return 0
 
