@@ -202,8 +202,19 @@ def _iteration(bk, n=50_000, d=28, B=4096, F=256, n_iter=200):
                                       dtype=X.dtype, backend=bk)
         intercept, _ = ops.block_update(state["stored"], delta, state["intercept"], delta_b, None, None, start=0,
                                         scale=1.0, fit_intercept=True, scale_sum=0.0, backend=bk)
-        cache = ops.rff_predict_add(X, omega, phase, delta, state["cache"], shrink=0.999, backend=bk)
-        return intercept, cache
+        state["intercept"][...] = intercept
+        state["cache"][...] = ops.rff_predict_add(X, omega, phase, delta, state["cache"], shrink=0.999, backend=bk)
+
+    return {"shape": f"n={n}, d={d}, batch={B}, block={F}", **_eager_then_graph(bk, iteration, state, n_iter)}
+
+
+def _eager_then_graph(bk, iteration, state, n_iter):
+    """``iteration()`` (updating the arrays of ``state`` in place) timed eagerly, then
+    captured once as a CUDA graph (a private memory pool kept with it) and replayed:
+    milliseconds an iteration each way, and the largest difference between the state
+    after one eager iteration and after one replay from the same state; what refused
+    the capture where it failed."""
+    import cupy as cp
 
     iteration()  # compile and type every kernel outside the timers and the capture
     bk.synchronize()
@@ -213,33 +224,33 @@ def _iteration(bk, n=50_000, d=28, B=4096, F=256, n_iter=200):
     host = time.perf_counter() - start
     bk.synchronize()
     eager = time.perf_counter() - start
-    result = {"shape": f"n={n}, d={d}, batch={B}, block={F}", "eager_host_ms": 1e3 * host / n_iter,
-              "eager_wall_ms": 1e3 * eager / n_iter}
-
+    result = {"eager_host_ms": 1e3 * host / n_iter, "eager_wall_ms": 1e3 * eager / n_iter}
     saved = {k: v.copy() for k, v in state.items()}
-    eager_out = [a.copy() for a in iteration()]
+    iteration()
+    eager_out = {k: v.copy() for k, v in state.items()}
     for k, v in saved.items():
         state[k][...] = v
     stream = cp.cuda.Stream(non_blocking=True)
     pool = cp.cuda.MemoryPool()  # the graph's buffers: kept with it, never handed to other work
+    bk.synchronize()
     try:
         with cp.cuda.using_allocator(pool.malloc), stream:
             stream.begin_capture(mode=cp.cuda.runtime.streamCaptureModeRelaxed)
             try:
-                captured = iteration()
+                iteration()
             finally:
                 graph = stream.end_capture()
-    except Exception as exc:  # noqa: BLE001 - CuPy 14 refuses cuBLAS calls under capture
+    except Exception as exc:  # noqa: BLE001 - what refuses capture is the finding (CuPy 14: cuBLAS)
         result["graph_error"] = f"{type(exc).__name__}: {exc}"
         return result
     stream.synchronize()
-    for k, v in saved.items():  # capture ran nothing: restore anyway, as a replay must start from it
+    for k, v in saved.items():  # capture ran nothing; a replay starts from the saved state
         state[k][...] = v
     bk.synchronize()
     with stream:
         graph.launch()
     stream.synchronize()
-    result["replay_max_abs_diff"] = float(max(float(cp.max(cp.abs(a - b))) for a, b in zip(eager_out, captured)))
+    result["replay_max_abs_diff"] = float(max(float(cp.max(cp.abs(state[k] - eager_out[k]))) for k in state))
     start = time.perf_counter()
     with stream:
         for _ in range(n_iter):
@@ -287,49 +298,4 @@ def _ahead_iteration(bk, n=50_000, d=28, B=4096, F=256, n_iter=200):
         state["intercept"][...] = intercept
         state["cache"][...] = ops.rff_predict_add(X, omega, phase, delta, state["cache"], shrink=0.999, backend=bk)
 
-    iteration()  # compile and type every kernel outside the timers and the capture
-    bk.synchronize()
-    start = time.perf_counter()
-    for _ in range(n_iter):
-        iteration()
-    host = time.perf_counter() - start
-    bk.synchronize()
-    eager = time.perf_counter() - start
-    result = {"shape": f"n={n}, d={d}, batch={B}, block={F}", "eager_host_ms": 1e3 * host / n_iter,
-              "eager_wall_ms": 1e3 * eager / n_iter}
-    saved = {k: v.copy() for k, v in state.items()}
-    iteration()
-    eager_out = {k: v.copy() for k, v in state.items()}
-    for k, v in saved.items():
-        state[k][...] = v
-    stream = cp.cuda.Stream(non_blocking=True)
-    pool = cp.cuda.MemoryPool()  # the graph's buffers: kept with it, never handed to other work
-    bk.synchronize()
-    try:
-        with cp.cuda.using_allocator(pool.malloc), stream:
-            stream.begin_capture(mode=cp.cuda.runtime.streamCaptureModeRelaxed)
-            try:
-                iteration()
-            finally:
-                graph = stream.end_capture()
-    except Exception as exc:  # noqa: BLE001 - what refuses capture is the finding
-        result["graph_error"] = f"{type(exc).__name__}: {exc}"
-        return result
-    stream.synchronize()
-    for k, v in saved.items():  # capture ran nothing; a replay starts from the saved state
-        state[k][...] = v
-    bk.synchronize()
-    with stream:
-        graph.launch()
-    stream.synchronize()
-    result["replay_max_abs_diff"] = float(max(float(cp.max(cp.abs(state[k] - eager_out[k]))) for k in state))
-    start = time.perf_counter()
-    with stream:
-        for _ in range(n_iter):
-            graph.launch()
-    host = time.perf_counter() - start
-    stream.synchronize()
-    replay = time.perf_counter() - start
-    result.update({"graph_host_ms": 1e3 * host / n_iter, "graph_wall_ms": 1e3 * replay / n_iter,
-                   "graph_speedup": eager / replay, "pool_bytes": int(pool.total_bytes())})
-    return result
+    return {"shape": f"n={n}, d={d}, batch={B}, block={F}", **_eager_then_graph(bk, iteration, state, n_iter)}

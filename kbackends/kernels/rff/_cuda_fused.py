@@ -54,6 +54,33 @@ def targets_per_pass(k):
     return max(1, min(k, GROUP))
 
 
+@cuda.jit(device=True, inline="always")
+def _load_rows(src, base, step, out):
+    """``out[r, :] = src[base + r * step, :]`` for every ``r`` (zeros past ``src``'s rows):
+    a thread's ``R`` rows (or frequencies) into its registers (``out`` is a local array
+    of constant shape: inlined, the loops unroll)."""
+    for r in range(out.shape[0]):
+        i = base + r * step
+        for q in range(out.shape[1]):
+            out[r, q] = src[i, q] if i < src.shape[0] else ZERO
+
+
+@cuda.jit(device=True, inline="always")
+def _load_values(src, base, step, out):
+    """``out[r] = src[base + r * step]`` for every ``r`` (zero past ``src``'s end)."""
+    for r in range(out.shape[0]):
+        i = base + r * step
+        out[r] = src[i] if i < src.shape[0] else ZERO
+
+
+@cuda.jit(device=True, inline="always")
+def _zero(acc):
+    """Every entry of the 2-D local array ``acc`` to zero."""
+    for r in range(acc.shape[0]):
+        for c in range(acc.shape[1]):
+            acc[r, c] = ZERO
+
+
 @lru_cache(maxsize=None)
 def predict_kernel(D, R, G, cossin, SEG):
     """The fused ``rff_predict`` partial-sum kernel for rows of ``D`` values, ``R`` rows a
@@ -73,10 +100,7 @@ def predict_kernel(D, R, G, cossin, SEG):
         if base >= n:
             return  # no row in the chunk's tail block
         x = cuda.local.array((R, D), dtype=X.dtype)
-        for r in range(R):
-            i = base + r * cuda.blockDim.x
-            for q in range(D):
-                x[r, q] = X[i, q] if i < n else ZERO
+        _load_rows(X, base, cuda.blockDim.x, x)
         w = cuda.local.array(D, dtype=X.dtype)
         cc = cuda.local.array(G, dtype=X.dtype)
         cs = cuda.local.array(G, dtype=X.dtype)
@@ -85,9 +109,7 @@ def predict_kernel(D, R, G, cossin, SEG):
             j0 = seg * SEG
             j1 = min(m, j0 + SEG)
             for c0 in range(0, k, G):
-                for r in range(R):
-                    for c in range(G):
-                        acc[r, c] = ZERO
+                _zero(acc)
                 for j in range(j0, j1):
                     for q in range(D):
                         w[q] = omega[j, q]
@@ -143,12 +165,9 @@ def weighted_kernel(D, R, G, cossin, RB):
         if base >= m:
             return  # no frequency in the tail block
         om = cuda.local.array((R, D), dtype=X.dtype)
+        _load_rows(omega, base, cuda.blockDim.x, om)
         ph = cuda.local.array(R, dtype=X.dtype)
-        for r in range(R):
-            j = base + r * cuda.blockDim.x
-            for q in range(D):
-                om[r, q] = omega[j, q] if j < m else ZERO
-            ph[r] = phase[j] if j < m else ZERO
+        _load_values(phase, base, cuda.blockDim.x, ph)
         x = cuda.local.array(D, dtype=X.dtype)
         g = cuda.local.array(G, dtype=X.dtype)
         acc_c = cuda.local.array((R, G), dtype=X.dtype)
@@ -157,10 +176,8 @@ def weighted_kernel(D, R, G, cossin, RB):
             i0 = blk * RB
             i1 = min(n, i0 + RB)
             for c0 in range(0, k, G):
-                for r in range(R):
-                    for c in range(G):
-                        acc_c[r, c] = ZERO
-                        acc_s[r, c] = ZERO
+                _zero(acc_c)
+                _zero(acc_s)
                 for i in range(i0, i1):
                     for q in range(D):
                         x[q] = X[i, q]
@@ -209,12 +226,9 @@ def features_kernel(D, R, cossin, RB):
         if base >= m:
             return
         om = cuda.local.array((R, D), dtype=X.dtype)
+        _load_rows(omega, base, cuda.blockDim.x, om)
         ph = cuda.local.array(R, dtype=X.dtype)
-        for r in range(R):
-            j = base + r * cuda.blockDim.x
-            for q in range(D):
-                om[r, q] = omega[j, q] if j < m else ZERO
-            ph[r] = phase[j] if j < m else ZERO
+        _load_values(phase, base, cuda.blockDim.x, ph)
         x = cuda.local.array(D, dtype=X.dtype)
         for blk in range(cuda.blockIdx.y, -(-n // RB), cuda.gridDim.y):
             for i in range(blk * RB, min(n, blk * RB + RB)):
