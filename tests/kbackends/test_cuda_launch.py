@@ -235,18 +235,18 @@ def test_the_simulator_launches_through_numba_on_stream_0(paths):
 
 def test_public_launch_counts_and_settings(paths):
     """kbackends.launch_counts() counts launches by path (a copy to subtract);
-    kbackends.launch_settings() switches the path and the chunk budget for a block
-    and restores both."""
+    kbackends.launch_settings() switches the launch path, the chunk budget and the
+    random-feature product path for a block and restores them."""
     import kbackends
 
     kernel, stream = _Kernel(), launch.DeviceStream(0, 1234)
     x = DeviceLike(np.zeros(8, np.float32))
     before = kbackends.launch_counts()
     launch.run_kernel(kernel, 4, 128, stream, x)
-    with kbackends.launch_settings(fast=False, chunk_bytes=256):
-        assert launch.CHUNK_BYTES == 256 and launch.chunk_rows(100, 64) == 4
+    with kbackends.launch_settings(fast=False, chunk_bytes=256, fused=False):
+        assert launch.CHUNK_BYTES == 256 and launch.chunk_rows(100, 64) == 4 and launch.FUSED_PRODUCTS is False
         launch.run_kernel(kernel, 4, 128, stream, x)
-    assert launch.FAST_LAUNCH is True and launch.CHUNK_BYTES == 1 << 28
+    assert launch.FAST_LAUNCH is True and launch.CHUNK_BYTES == 1 << 28 and launch.FUSED_PRODUCTS is True
     after = kbackends.launch_counts()
     assert {k: after[k] - before[k] for k in after} == {"fast": 1, "numba": 1}
     after["fast"] += 10  # a copy: the counters themselves are not touched
