@@ -8,7 +8,7 @@ on cpu, CuPy on cuda).
 
 import numpy as np
 
-from kbackends import ops
+from kbackends import launch_settings, ops
 from kbackends.random import omega_block
 
 from .common import BACKENDS, backend_or_skip, synchronize
@@ -62,6 +62,39 @@ class RFFWeightedSum:
     def time_plain_expression(self, backend, dtype):
         xp = self.bk.xp
         self.g @ xp.cos(self.X @ self.W.T + self.b)
+        synchronize(self.bk)
+
+
+class RFFProductPath:
+    """rff_predict and rff_weighted_sum on cuda through the fused kernels (each product
+    where its cosine is taken) and through cuBLAS's (rows, m) product in memory
+    (``kbackends.launch_settings(fused=...)``), on the same arrays: the fused kernels'
+    speed-up, tracked over time. cuda only (the cpu engine has one path)."""
+
+    params = (["cuda"], ["fused", "cublas"])
+    param_names = ["backend", "path"]
+    n, d, m = 100_000, 28, 4096
+
+    def setup(self, backend, path):
+        self.bk = bk = backend_or_skip(backend)
+        rng = np.random.default_rng(0)
+        self.X = bk.asarray(rng.random((self.n, self.d), dtype=np.float32))
+        self.W, self.b = omega_block(0, 0, self.m, self.d, gamma=1.0, dtype="float32", backend=bk)
+        self.a = bk.asarray((rng.standard_normal(self.m) / self.m).astype(np.float32))
+        self.g = bk.asarray(rng.standard_normal(self.n).astype(np.float32))
+        self.fused = path == "fused"
+        with launch_settings(fused=self.fused):  # compile outside the timer
+            ops.rff_predict(self.X[:64], self.W, self.b, self.a)
+            ops.rff_weighted_sum(self.X[:64], self.W, self.b, self.g[:64])
+
+    def time_rff_predict(self, backend, path):
+        with launch_settings(fused=self.fused):
+            ops.rff_predict(self.X, self.W, self.b, self.a)
+        synchronize(self.bk)
+
+    def time_rff_weighted_sum(self, backend, path):
+        with launch_settings(fused=self.fused):
+            ops.rff_weighted_sum(self.X, self.W, self.b, self.g)
         synchronize(self.bk)
 
 

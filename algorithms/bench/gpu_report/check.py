@@ -382,7 +382,8 @@ def _step_sweep(bk, cpu, args, part):
 
 # The asv suites whose cuda rows the check times, with the parameters it runs (the
 # acceptance sizes; a dry run takes the smallest of each list).
-ASV_SUITES = {"bench_rff": ("RFFPredict", "RFFWeightedSum"), "bench_waterfill": ("WaterLevel", "WaterLevelBiased")}
+ASV_SUITES = {"bench_rff": ("RFFPredict", "RFFWeightedSum", "RFFProductPath"),
+              "bench_waterfill": ("WaterLevel", "WaterLevelBiased")}
 
 
 def _step_asv(bk, cpu, args, part):
@@ -398,9 +399,11 @@ def _step_asv(bk, cpu, args, part):
         for cls_name in classes:
             cls = getattr(module, cls_name)
             params = list(cls.params)
-            # one row a suite: float32, the largest size (a dry run: the smallest)
-            rest = [[p[0] if args.small or isinstance(p[0], str) else p[-1]] for p in params[1:]]
-            for backend_name, combo in itertools.product((bk.name, "cpu"), itertools.product(*rest)):
+            # one row a suite: float32, the largest size (a dry run: the smallest); every path
+            rest = [p if name == "path" else [p[0] if args.small or isinstance(p[0], str) else p[-1]]
+                    for name, p in zip(cls.param_names[1:], params[1:])]
+            engines = (bk.name, "cpu") if "cpu" in params[0] else (bk.name,)
+            for backend_name, combo in itertools.product(engines, itertools.product(*rest)):
                 suite = cls()
                 if args.small and hasattr(suite, "m"):  # the simulator runs every thread in Python
                     suite.n, suite.m = 256, 32
