@@ -1,7 +1,8 @@
 """The GPU check's probe: what one launch costs the host, what the preconditioner's
-257 x 257 solve costs, and what one DSG iteration costs the host against the device.
+257 x 257 solve costs, what one DSG iteration costs the host against the device (eager
+and as a CUDA graph), and the fused rff kernels' registers.
 
-Three measurements, each a dict of plain figures (CuPy only: the simulator has no
+Five measurements, each a dict of plain figures (CuPy only: the simulator has no
 device clock, and returns ``{"skipped": why}``):
 
 - ``launch``: host microseconds of one launch of a one-thread-a-value kernel through
@@ -18,10 +19,10 @@ device clock, and returns ``{"skipped": why}``):
   run eagerly, and the same sequence captured once as a CUDA graph (a private memory
   pool kept with it) and replayed: milliseconds an iteration each way, and the
   largest difference between one eager iteration and one replay from the same state;
-- ``fused_resources``: registers and local memory a thread of each fused rff kernel takes;
 - ``ahead_iteration``: the same iteration with the system inverted ahead and no cuBLAS or
   cuSOLVER call inside it (the fused features, CuPy reductions for the right-hand side
-  and the step), the state updated in place: eager, then captured and replayed, as above.
+  and the step), the state updated in place: eager, then captured and replayed, as above;
+- ``fused_resources``: registers and local memory a thread of each fused rff kernel takes.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def _per_call_us(fn, n, sync):
 
 
 def probe(bk):
-    """The three measurements of the module's docstring, for backend ``bk``."""
+    """The measurements of the module's docstring, for backend ``bk``."""
     if bk.name != "cuda":
         return {"skipped": f"backend {bk.name}: the probe times a device (CuPy and CUDA events)"}
     out = {}
@@ -64,19 +65,14 @@ def probe(bk):
 
 def _fused_resources(bk):
     """Registers and local memory a thread of each fused rff kernel takes on this device
-    (float32, 28 dimensions, one target, cos form: what DSG's cache update and the ops
-    step run); spilled registers show as local memory."""
+    (float32, 28 dimensions, one target, cos form: the specialisation the PTX pass
+    compiles, what DSG's cache update and the ops step run); spilled registers show as
+    local memory."""
     fused = kernel_module("rff", "cuda_fused")
-    t = "float32"
-    R = fused.rows_per_thread(28)
-    kernels = {"predict": (fused.predict_kernel(28, R, 1, False),
-                           f"void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[:, ::1], {t}[:, ::1], {t}[:, :, ::1])"),
-               "weighted_sum": (fused.weighted_kernel(28, R, 1, False),
-                                f"void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[:, ::1], {t}[:, :, ::1])"),
-               "features": (fused.features_kernel(28, R, False), f"void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[:, ::1])")}
-    out = {"rows_per_thread": R}
-    for name, (kernel, sig) in kernels.items():
-        kernel.compile(sig)
+    out = {"rows_per_thread": fused.rows_per_thread(28)}
+    for name, (args, sig) in fused.SPECIALISATIONS.items():
+        kernel = getattr(fused, name)(*args)
+        kernel.compile(sig.format(t="float32"))
         # without a signature: {argument types: figure} over the kernel's compiled forms (here one)
         out[name] = {"registers": [int(v) for v in kernel.get_regs_per_thread().values()],
                      "local_bytes": [int(v) for v in kernel.get_local_mem_per_thread().values()]}

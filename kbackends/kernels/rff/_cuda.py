@@ -293,12 +293,8 @@ def rff_features(X, omega, phase, *, xp, form):
     if n == 0 or m == 0:
         return out
     if _fused(sparse, X):  # each feature computed and written once: no product, no chunks
-        d = X.shape[1]
-        R = fused.rows_per_thread(d, X.dtype.itemsize)
-        grid, block = fused.weighted_geometry(m, launch.blocks_for(n, fused.ROW_BLOCK), R)
         with launch.launch_context(xp) as stream:
-            kernel = fused.features_kernel(d, R, cossin, fused.ROW_BLOCK)
-            launch.run_kernel(kernel, grid, block, stream, X, omega, phase, out)
+            fused.features(X, omega, phase, cossin, out, stream)
         return out
     step = launch.chunk_rows(n, m * X.dtype.itemsize)  # the cossin form's product
     with launch.launch_context(xp) as stream:
@@ -359,11 +355,7 @@ def _predict(X, omega, phase, coef, f, shrink, xp, form):
             stop = min(n, start + step)
             if fuse:
                 partial = xp.empty((n_seg, stop - start, k), dtype=X.dtype)
-                d = X.shape[1]
-                R = fused.rows_per_thread(d, X.dtype.itemsize)
-                grid, block = fused.predict_geometry(stop - start, n_seg, R)
-                kernel = fused.predict_kernel(d, R, fused.targets_per_pass(k), cossin, fused.SEGMENT)
-                launch.run_kernel(kernel, grid, block, stream, X[start:stop], omega, phase, coef_c, coef_s, partial)
+                fused.predict_partial(X[start:stop], omega, phase, coef_c, coef_s, cossin, partial, stream)
             elif sparse is not None:  # (rows, m), row-major: read along each thread's row
                 Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
             else:
@@ -401,11 +393,7 @@ def rff_weighted_sum(X, omega, phase, g, *, xp, form):
                 partial = xp.empty((n_blk, k, n_out), dtype=X.dtype)
                 (Gc,) = launch.contiguous(xp, G[:, start:stop])
                 if fuse:
-                    d = X.shape[1]
-                    R = fused.rows_per_thread(d, X.dtype.itemsize)
-                    grid, block = fused.weighted_geometry(m, n_blk, R)
-                    kernel = fused.weighted_kernel(d, R, fused.targets_per_pass(k), cossin, row_block)
-                    launch.run_kernel(kernel, grid, block, stream, X[start:stop], omega, phase, Gc, partial)
+                    fused.weighted_partial(X[start:stop], omega, phase, Gc, cossin, partial, stream)
                 else:
                     Z = _row_product(sparse, X, omega, omega_t, start, stop, xp, stream)
                     grid, block = launch.grid_2d(n_blk, m)

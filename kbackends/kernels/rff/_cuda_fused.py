@@ -26,6 +26,7 @@ from functools import lru_cache
 
 from numba import cuda
 
+from .. import _cuda_launch as launch
 from .._cuda_math import ZERO, cos, sincos
 
 # Features one thread sums in rff_predict, rows in rff_weighted_sum and rff_features:
@@ -35,7 +36,7 @@ SEGMENT = 256
 ROW_BLOCK = 256
 GROUP = 4  # targets (classes) accumulated at once at most, in registers
 THREADS = 128  # threads a block, all on x
-# The three are read at call time and handed to the kernels' factories (tests shrink them).
+# SEGMENT, ROW_BLOCK and THREADS are read at call time (tests shrink them).
 # The widest rows the fused kernels take. On an H100 (float32, n = 10^6, m = 4,096) the
 # fused rff_predict took 0.58x cuBLAS's path at d = 28 and 1.40x at d = 64
 # (docs/benchmarks.md, "GPU"): past a few dozen dimensions the product's 2 d flops a
@@ -74,6 +75,15 @@ def _load_values(src, base, step, out):
 
 
 @cuda.jit(device=True, inline="always")
+def _row_dot(a, r, v):
+    """``sum_q a[r, q] v[q]``, the dimensions in order (``v`` a local array of constant length)."""
+    z = ZERO
+    for q in range(v.shape[0]):
+        z += a[r, q] * v[q]
+    return z
+
+
+@cuda.jit(device=True, inline="always")
 def _zero(acc):
     """Every entry of the 2-D local array ``acc`` to zero."""
     for r in range(acc.shape[0]):
@@ -87,7 +97,7 @@ def predict_kernel(D, R, G, cossin, SEG):
     thread, ``G`` targets a pass, the cos or the cossin form, segments of ``SEG`` features.
 
     ``partial[s, i, c] = sum_{j in segment s} cos_j(x_i) coef_c[j, c] + sin_j(x_i) coef_s[j, c]``;
-    a launch of :func:`predict_geometry`: block x covers ``THREADS * R`` rows, the
+    launched by :func:`predict_partial`: block x covers ``THREADS * R`` rows, the
     segments on y.
     """
 
@@ -119,9 +129,7 @@ def predict_kernel(D, R, G, cossin, SEG):
                             cs[c] = coef_s[j, c0 + c] if c0 + c < k else ZERO
                     p = phase[j]
                     for r in range(R):
-                        z = ZERO
-                        for q in range(D):
-                            z += x[r, q] * w[q]
+                        z = _row_dot(x, r, w)
                         if cossin:
                             fs, fc = sincos(z)
                             for c in range(G):
@@ -140,19 +148,13 @@ def predict_kernel(D, R, G, cossin, SEG):
     return fused_predict_partial
 
 
-def predict_geometry(n_rows, n_segments, R):
-    """``((grid_x, grid_y), (THREADS, 1))`` of :func:`predict_kernel` for a chunk of ``n_rows``."""
-    gx = max(1, -(-n_rows // (THREADS * R)))
-    return (gx, max(1, min(65535, n_segments))), (THREADS, 1)
-
-
 @lru_cache(maxsize=None)
 def weighted_kernel(D, R, G, cossin, RB):
     """The fused ``rff_weighted_sum`` partial-sum kernel, ``R`` frequencies of ``D`` values a
     thread, ``G`` targets a pass, the cos or the cossin form, blocks of ``RB`` rows.
 
     ``partial[b, c, j] = sum_{i in block b} G[c, i] cos_j(x_i)`` (and ``partial[b, c, m + j]``
-    with ``sin_j`` in the cossin form); a launch of :func:`weighted_geometry`: block x
+    with ``sin_j`` in the cossin form); launched by :func:`weighted_partial`: block x
     covers ``THREADS * R`` frequencies, the row blocks on y.
     """
 
@@ -184,9 +186,7 @@ def weighted_kernel(D, R, G, cossin, RB):
                     for c in range(G):
                         g[c] = weights[c0 + c, i] if c0 + c < k else ZERO
                     for r in range(R):
-                        z = ZERO
-                        for q in range(D):
-                            z += x[q] * om[r, q]
+                        z = _row_dot(om, r, x)
                         if cossin:
                             fs, fc = sincos(z)
                             for c in range(G):
@@ -213,9 +213,9 @@ def features_kernel(D, R, cossin, RB):
     """The fused ``rff_features`` kernel, ``R`` frequencies of ``D`` values a thread.
 
     ``out[i, j] = cos(x_i . omega_j + phase_j)`` (cos form), or ``cos(x_i . omega_j)``
-    and ``sin(x_i . omega_j)`` into ``out[i, j]`` and ``out[i, m + j]`` (cossin); a
-    launch of :func:`weighted_geometry` over ``RB`` rows a block on y: a
-    warp writes consecutive features of one row (coalesced), each feature written once.
+    and ``sin(x_i . omega_j)`` into ``out[i, j]`` and ``out[i, m + j]`` (cossin);
+    launched by :func:`features`, ``RB`` rows a block on y: a warp writes consecutive
+    features of one row (coalesced), each feature written once.
     """
 
     @cuda.jit
@@ -236,9 +236,7 @@ def features_kernel(D, R, cossin, RB):
                     x[q] = X[i, q]
                 for r in range(R):
                     j = base + r * cuda.blockDim.x
-                    z = ZERO
-                    for q in range(D):
-                        z += x[q] * om[r, q]
+                    z = _row_dot(om, r, x)
                     if j < m:
                         if cossin:
                             fs, fc = sincos(z)
@@ -250,13 +248,48 @@ def features_kernel(D, R, cossin, RB):
     return fused_features
 
 
-def weighted_geometry(n_features, n_blocks, R):
-    """``((grid_x, grid_y), (THREADS, 1))`` of :func:`weighted_kernel`."""
-    gx = max(1, -(-n_features // (THREADS * R)))
-    return (gx, max(1, min(65535, n_blocks))), (THREADS, 1)
+def _geometry(n_x, n_y, R):
+    """``((grid_x, grid_y), (THREADS, 1))``: ``n_x`` rows (or frequencies) on x, ``R`` a
+    thread; ``n_y`` segments (or row blocks) on y, at most 65,535 blocks (the kernels stride)."""
+    return (max(1, -(-n_x // (THREADS * R))), max(1, min(65535, n_y))), (THREADS, 1)
 
 
-# The PTX pass compiles one specialisation a kernel (d = 28, the scale problem's rows).
-PTX_SPECIALISATIONS = {"predict_kernel": (28, rows_per_thread(28), 1, False, SEGMENT),
-                       "weighted_kernel": (28, rows_per_thread(28), 1, False, ROW_BLOCK),
-                       "features_kernel": (28, rows_per_thread(28), False, ROW_BLOCK)}
+def predict_partial(X, omega, phase, coef_c, coef_s, cossin, partial, stream):
+    """Launch the ``rff_predict`` partial sums into ``partial`` (segments of
+    :data:`SEGMENT`, ``blocks_for(m, SEGMENT)`` of them, as the caller made it)."""
+    d, k = X.shape[1], coef_c.shape[1]
+    R = rows_per_thread(d, X.dtype.itemsize)
+    kernel = predict_kernel(d, R, targets_per_pass(k), cossin, SEGMENT)
+    grid, block = _geometry(X.shape[0], partial.shape[0], R)
+    launch.run_kernel(kernel, grid, block, stream, X, omega, phase, coef_c, coef_s, partial)
+
+
+def weighted_partial(X, omega, phase, weights, cossin, partial, stream):
+    """Launch the ``rff_weighted_sum`` partial sums into ``partial`` (row blocks of
+    :data:`ROW_BLOCK`, ``blocks_for(n, ROW_BLOCK)`` of them, as the caller made it)."""
+    d = X.shape[1]
+    R = rows_per_thread(d, X.dtype.itemsize)
+    kernel = weighted_kernel(d, R, targets_per_pass(weights.shape[0]), cossin, ROW_BLOCK)
+    grid, block = _geometry(omega.shape[0], partial.shape[0], R)
+    launch.run_kernel(kernel, grid, block, stream, X, omega, phase, weights, partial)
+
+
+def features(X, omega, phase, cossin, out, stream):
+    """Launch ``rff_features`` into ``out``, every row at once (no scratch)."""
+    d = X.shape[1]
+    R = rows_per_thread(d, X.dtype.itemsize)
+    grid, block = _geometry(omega.shape[0], launch.blocks_for(X.shape[0], ROW_BLOCK), R)
+    launch.run_kernel(features_kernel(d, R, cossin, ROW_BLOCK), grid, block, stream, X, omega, phase, out)
+
+
+# The PTX pass and the GPU check's probe compile one specialisation a kernel (d = 28, the
+# scale problem's rows; one target, the cos form): the factory's arguments and the
+# kernel's signature ({t}: the dtype).
+SPECIALISATIONS = {
+    "predict_kernel": ((28, rows_per_thread(28), 1, False, SEGMENT),
+                       "void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[:, ::1], {t}[:, ::1], {t}[:, :, ::1])"),
+    "weighted_kernel": ((28, rows_per_thread(28), 1, False, ROW_BLOCK),
+                        "void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[:, ::1], {t}[:, :, ::1])"),
+    "features_kernel": ((28, rows_per_thread(28), False, ROW_BLOCK),
+                        "void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[:, ::1])"),
+}
