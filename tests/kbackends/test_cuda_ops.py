@@ -126,10 +126,14 @@ def test_fused_rff_ops_cover_segments_blocks_and_targets(bk, dtype_name, form, m
     g = rng.standard_normal((k, n)).astype(dtype_name)
     args = [bk.asarray(a) for a in (X, omega, phase)]
     kw = {"xp": bk.xp, "form": form}
+    factories = (fused.features_kernel, fused.predict_kernel, fused.weighted_kernel)
+    before = [f.cache_info() for f in factories]
     features = _cuda.rff_features(*args, **kw)
     _close(features, _xp.rff_features(X, omega, phase, xp=np, form=form), dtype_name, 1)
     predicted = _cuda.rff_predict(*args, bk.asarray(coef), **kw)
     summed = _cuda.rff_weighted_sum(*args, bk.asarray(g), **kw)
+    used = [f.cache_info() for f in factories]  # each op asked its fused factory for a kernel
+    assert all(u.hits + u.misses > b.hits + b.misses for u, b in zip(used, before))
     _close(predicted, _xp.rff_predict(X, omega, phase, coef, xp=np, form=form), dtype_name, np.abs(coef).sum())
     _close(summed, _xp.rff_weighted_sum(X, omega, phase, g, xp=np, form=form), dtype_name, np.abs(g).sum())
     np.testing.assert_array_equal(to_numpy(_cuda.rff_predict(*args, bk.asarray(coef), **kw)), to_numpy(predicted))
