@@ -11,6 +11,7 @@ from numba import njit
 
 import algorithms.sbp  # noqa: F401  (registers the kernels)
 from algorithms import sbp
+from algorithms.sbp._kernels._numba import DRAW_CHUNK, _draw
 from kbackends import get_kernel, resolve
 from kbackends.kernel_tools import WARM_STATE, biased_level_warm, warm_bands, warm_follow
 from kbackends.testing import oracle
@@ -179,3 +180,36 @@ def _dyadic_heights(rng, n, positive, span):
     y = np.where(rng.random(n) < positive, 1.0, -1.0)
     c = rng.integers(-span, span, n) / 1024.0
     return y, c, int(np.sum(y > 0)), np.zeros(WARM_STATE), np.empty(n), np.empty(n)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_draw_finds_each_rank_across_its_chunks(dtype):
+    """The draw's chunked search (counts a chunk at a time, walks only the chunk that
+    holds the rank) returns the same row as a plain search of the heights under the
+    water, for ranks in every chunk, the last row, and the case where no height is
+    strictly under the level (the rows at it, ties included)."""
+    rng = np.random.default_rng(3)
+    n = 4 * DRAW_CHUNK + 37  # a last chunk shorter than the others
+    C = rng.normal(size=n).astype(dtype)
+    Y = np.where(rng.random(n) < 0.3, 1.0, -1.0).astype(dtype)
+    b = dtype(0.25)
+    heights = C + b * Y
+    cases = [(dtype(0.1), True), (dtype(heights.max()) + dtype(1), True)]  # some rows / every row under
+    C_low = C.copy()
+    C_low[[5, DRAW_CHUNK + 3, n - 1]] = -10.0  # three rows tie at the minimum height
+    for g, strict in cases:
+        under = np.flatnonzero(heights < g)
+        for u in [0.0, 0.2, 0.5, 0.77, (under.size - 1) / under.size, np.nextafter(1.0, 0.0)]:
+            row, count = _draw(C, Y, g, b, u)
+            assert count == under.size
+            assert row == under[min(int(u * under.size), under.size - 1)]
+    for y_sign in (1.0, -1.0):  # the level at the tied minimum: no height strictly under it
+        Y_tie = Y.copy()
+        Y_tie[[5, DRAW_CHUNK + 3, n - 1]] = y_sign
+        g = dtype(-10.0) + b * dtype(y_sign)
+        h = C_low + b * Y_tie
+        at = np.flatnonzero(h <= g)
+        assert not np.any(h < g) and at.size >= 3
+        for u in [0.0, 0.4, 0.99]:
+            row, count = _draw(C_low, Y_tie, g, b, u)
+            assert (row, count) == (at[min(int(u * at.size), at.size - 1)], at.size)

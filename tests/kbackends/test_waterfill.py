@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from kbackends.ops import water_level
 from kbackends.testing import host, kernel_module, make_backend
@@ -204,3 +205,30 @@ def test_threaded_segments(monkeypatch):
     sizes = [5000, 1, 4097, 300]
     c = rng.standard_normal(sum(sizes))
     _check(make_backend("cpu"), "float64", c, [1.0, 0.5, 50.0, 0.0], np.r_[0, np.cumsum(sizes)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_warm_band_pass_collects_each_basins_band_in_order(dtype):
+    """The warm level's band pass (chunks counted, only those holding band values
+    walked): each basin's values inside its band, in row order, and the counts and sums
+    below the bands, as a plain selection gives them, the band edges included."""
+    warm = kernel_module("waterfill", "warm")
+    band_pass = njit(warm._band_pass)
+    rng = np.random.default_rng(5)
+    n = 8 * warm._BAND_CHUNK + 11
+    c = rng.normal(size=n).astype(dtype)
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0).astype(dtype)
+    t_pos, t_neg, d_pos, d_neg = 0.2, -0.3, 0.01, 0.03  # few values in each band: chunks with none
+    c[7], c[n - 1] = dtype(t_pos - d_pos), dtype(t_pos + d_pos)  # on the edges (as float32 rounds them)
+    y[7] = y[n - 1] = 1.0
+    band_p, band_n, sums = np.empty(n), np.empty(n), np.empty(4)
+    m_p, m_n = band_pass(c, y, t_pos, t_neg, d_pos, d_neg, band_p, band_n, sums)
+    v = c.astype(np.float64)
+    for basin, band, m, t, d, below in [(y > 0, band_p, m_p, t_pos, d_pos, sums[:2]),
+                                        (y <= 0, band_n, m_n, t_neg, d_neg, sums[2:])]:
+        inside = basin & (v >= t - d) & (v <= t + d)
+        np.testing.assert_array_equal(band[:m], v[inside])
+        under = basin & (v < t - d)
+        assert below[0] == under.sum()
+        np.testing.assert_allclose(below[1], v[under].sum(), rtol=1e-12)
+    assert 0 < m_p < n // 4 and 0 < m_n < n // 4

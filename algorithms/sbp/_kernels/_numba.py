@@ -24,28 +24,51 @@ _FAST = {"reassoc", "contract", "nsz", "arcp"}
 SCALARS = 5  # s, ||w||^2, the last level gamma, its bias b, the rows the last draw was among
 
 
+DRAW_CHUNK = 256  # rows a vectorised count covers before the draw's search looks inside
+
+
+@njit(cache=True)
+def _under(C, Y, g, b, lo, hi, strict):
+    """Rows in ``[lo, hi)`` whose heights ``C + b y`` are under ``g`` (at most ``g`` when
+    not ``strict``): a count with no branch, which SIMD runs."""
+    count = 0
+    if strict:
+        for i in range(lo, hi):
+            count += C[i] + b * Y[i] < g
+    else:
+        for i in range(lo, hi):
+            count += C[i] + b * Y[i] <= g
+    return count
+
+
 @njit(cache=True)
 def _draw(C, Y, g, b, uniform):
     """The (rank + 1)-th row strictly under the water (heights ``C + b y`` below ``g``;
-    at or below when none is), rank drawn from ``uniform``: (row, count)."""
-    count = 0
-    for i in range(C.shape[0]):
-        if C[i] + b * Y[i] < g:
-            count += 1
+    at or below when none is), rank drawn from ``uniform``: (row, count).
+
+    Whether a row is under the water is as good as random in the row order, so a
+    search that branches on it row by row mispredicts every other row: the search
+    counts chunks of :data:`DRAW_CHUNK` rows without a branch and walks row by row
+    only inside the chunk that holds the rank."""
+    n = C.shape[0]
+    count = _under(C, Y, g, b, 0, n, True)
     strict = count > 0
     if not strict:
-        for i in range(C.shape[0]):
-            if C[i] + b * Y[i] <= g:
-                count += 1
+        count = _under(C, Y, g, b, 0, n, False)
     rank = min(np.int64(uniform * np.float64(count)), count - 1)
     seen = 0
-    for i in range(C.shape[0]):
-        h = C[i] + b * Y[i]
-        if (h < g) if strict else (h <= g):
-            if seen == rank:
-                return i, count
-            seen += 1
-    return C.shape[0] - 1, count  # not reached: count rows satisfy the test
+    for lo in range(0, n, DRAW_CHUNK):
+        hi = min(lo + DRAW_CHUNK, n)
+        inside = _under(C, Y, g, b, lo, hi, strict)
+        if seen + inside > rank:
+            for i in range(lo, hi):
+                h = C[i] + b * Y[i]
+                if (h < g) if strict else (h <= g):
+                    if seen == rank:
+                        return i, count
+                    seen += 1
+        seen += inside
+    return n - 1, count  # not reached: count rows satisfy the test
 
 
 # The kernel row's products, the bulk of an iteration's arithmetic, on every core: each
