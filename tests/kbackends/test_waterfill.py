@@ -209,16 +209,16 @@ def test_threaded_segments(monkeypatch):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_warm_band_pass_collects_each_basins_band_in_order(dtype):
-    """The warm level's band pass (chunks counted, only those holding band values
-    walked): each basin's values inside its band, in row order, and the counts and sums
-    below the bands, as a plain selection gives them, the band edges included."""
+    """The warm level's band pass: each basin's values inside its band, in row order,
+    and the counts and sums below the bands, as a plain selection gives them, the band
+    edges included."""
     warm = kernel_module("waterfill", "warm")
     band_pass = njit(warm._band_pass)
     rng = np.random.default_rng(5)
-    n = 8 * warm._BAND_CHUNK + 11
+    n = 523
     c = rng.normal(size=n).astype(dtype)
     y = np.where(rng.random(n) < 0.4, 1.0, -1.0).astype(dtype)
-    t_pos, t_neg, d_pos, d_neg = 0.2, -0.3, 0.01, 0.03  # few values in each band: chunks with none
+    t_pos, t_neg, d_pos, d_neg = 0.2, -0.3, 0.01, 0.03  # a few values in each band
     c[7], c[n - 1] = dtype(t_pos - d_pos), dtype(t_pos + d_pos)  # on the edges (as float32 rounds them)
     y[7] = y[n - 1] = 1.0
     band_p, band_n, sums = np.empty(n), np.empty(n), np.empty(4)

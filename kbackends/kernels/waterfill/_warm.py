@@ -42,40 +42,25 @@ _RANKS = 24
 _FAST = {"reassoc", "contract", "nsz", "arcp"}  # the sums below the band in any order: SIMD
 _WIDEN = 4.0  # a miss widens the band this much for the retry
 _TRIES = 3  # then the cold selection
-_BAND_CHUNK = 64  # values a band pass counts before it looks inside
 _MAX_BAND_FRACTION = 8  # a band over 1/8 of the heights (and 8 _RANKS): the cold selection
 
 
 @register_jitable
 def _band_pass(c, y, t_pos, t_neg, d_pos, d_neg, band_p, band_n, sums):
     """Counts and sums below each basin's band (into ``sums``: n_p, s_p, n_n, s_n) and
-    the band's values copied in their order; returns the band sizes."""
+    the band's values copied; returns the band sizes. No branch on the values: the
+    labels and the heights come in no order a branch predictor could learn."""
     lo_p, hi_p, lo_n, hi_n = t_pos - d_pos, t_pos + d_pos, t_neg - d_neg, t_neg + d_neg
     _below_sums(c, y, lo_p, lo_n, sums)
     m_p = 0
     m_n = 0
-    n = c.shape[0]
-    # The band holds a few dozen of the values, and whether a value is in it (or in
-    # which basin) comes in no order a branch predictor could learn: chunks are
-    # counted without a branch, and only a chunk that holds band values is walked.
-    for lo in range(0, n, _BAND_CHUNK):
-        hi = min(lo + _BAND_CHUNK, n)
-        hits = 0
-        for i in range(lo, hi):
-            v = np.float64(c[i])
-            pos = y[i] > 0
-            hits += (pos & (v >= lo_p) & (v <= hi_p)) | ((not pos) & (v >= lo_n) & (v <= hi_n))
-        if hits == 0:
-            continue
-        for i in range(lo, hi):
-            v = np.float64(c[i])
-            if y[i] > 0:
-                if v >= lo_p and v <= hi_p:
-                    band_p[m_p] = v
-                    m_p += 1
-            elif v >= lo_n and v <= hi_n:
-                band_n[m_n] = v
-                m_n += 1
+    for i in range(c.shape[0]):  # every value stored, the band's count advanced where it belongs
+        v = np.float64(c[i])
+        pos = y[i] > 0
+        band_p[m_p] = v
+        m_p += pos & (v >= lo_p) & (v <= hi_p)
+        band_n[m_n] = v
+        m_n += (not pos) & (v >= lo_n) & (v <= hi_n)
     return m_p, m_n
 
 
