@@ -5,11 +5,13 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import load_digits, load_iris
 from sklearn.svm import SVC
 
 import algorithms
 from algorithms import sbp
+from algorithms.sbp import _svm_nu
 from kbackends.testing import host, oracle
 
 
@@ -143,8 +145,6 @@ def test_same_seed_same_model_and_callback_stops(cancer):
 def test_float64_input_computes_on_the_float32_path(cancer):
     """One dtype policy (as DSG): float64 input (dense or CSR) gives the float32 input's
     model bit for bit; dtype="float64" keeps full precision."""
-    import scipy.sparse as sp
-
     X, y = cancer
     args = {"nu": 0.05, "n_iter": 200, "random_state": 3}
     from64, from32 = sbp.fit(X.astype(np.float64), y, **args), sbp.fit(X.astype(np.float32), y, **args)
@@ -210,10 +210,23 @@ def test_nu_from_svm_matches_the_paper_relation(cancer):
     assert 0 < sbp.nu_from_svm(X, y, C=1.0, gamma=0.05, max_samples=200) < 1
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_the_relations_decision_values_are_the_svcs_a_chunk_at_a_time(cancer, monkeypatch, kernel):
+    """nu_of_svm takes the SVC's decision values as kernel matrices times the dual
+    coefficients, a chunk of rows at a time: the values are decision_function's, on
+    dense and CSR rows, whatever the chunk."""
+    X, y = cancer
+    X = X / X.std(axis=0)
+    for rows in (X, sp.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0))):
+        svc = SVC(C=1.0, kernel=kernel, gamma=0.05).fit(rows, y)
+        dual = np.asarray(svc.dual_coef_.toarray() if sp.issparse(svc.dual_coef_) else svc.dual_coef_)[0]
+        monkeypatch.setattr(_svm_nu, "DECISION_CHUNK", 7 * svc.support_vectors_.shape[0])  # 7 rows a chunk
+        np.testing.assert_allclose(_svm_nu._decision(svc, rows, dual), svc.decision_function(rows), rtol=1e-9,
+                                   atol=1e-9)
+
+
 def test_nu_from_svm_takes_sparse_rows(cancer):
     """A LIBSVM file's CSR rows: the same nu as their dense copy, with a fitted SVC or without."""
-    import scipy.sparse as sp
-
     X, y = cancer
     X = np.where(np.abs(X) < 0.5, 0.0, X)  # zeros a sparse file leaves out
     dense = sbp.nu_from_svm(X, y, svm=SVC(C=1.0, gamma=0.05).fit(X, y))

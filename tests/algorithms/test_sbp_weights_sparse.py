@@ -189,5 +189,5 @@ def test_auto_nu_subsample_sizes(monkeypatch, n, expected):
     X = np.zeros((n, 2))
     target = np.where(np.arange(n) % 4 == 0, 1.0, -1.0)
     nu = _sbp_defaults.auto_nu(X, target, None, 1.0, "rbf", 0)
-    assert seen == expected
+    assert sorted(seen) == expected  # fitted on threads, the largest first
     assert nu == pytest.approx(0.1 * n**-0.5)
