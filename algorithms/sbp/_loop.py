@@ -72,7 +72,7 @@ def run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, ca
     uniforms = _Uniforms(bk, seed, n_iter, p.n_out, batch_size)
     start = time.perf_counter()
     bar = progress_bar(verbose, n_iter, "sbp")
-    if p.compiled is not None:  # the cpu engine: many iterations per compiled call
+    if p.compiled is not None:  # many iterations per compiled call (the cpu engine; cuda where CUDA_RUN)
         _compiled_run(p, st, uniforms, n_iter, bar, callback, start)
         if bar is not None:
             bar.close()
@@ -173,8 +173,16 @@ def _problem(X, targets, bk, *, nu, kernel, gamma, bias, batch_size, weights):
     )
 
 
+# The cuda engine's sbp_run (_kernels/_cuda_run.py) only where True: equal to the step-by-step
+# iteration under the simulator, not yet measured on a device (docs/benchmarks.md, "GPU").
+CUDA_RUN = False
+
+
 def _compiled_kernel(bk):
-    """The backend's ``sbp_run`` (many iterations per call), or None where it has none."""
+    """The backend's ``sbp_run`` (many iterations per call), or None where it has none
+    (or, on cuda, where :data:`CUDA_RUN` is False)."""
+    if bk.name in ("cuda", "cudasim") and not CUDA_RUN:
+        return None
     try:
         return get_kernel("sbp_run", bk)
     except NotImplementedError:

@@ -52,7 +52,6 @@ import numpy as np
 
 import kbackends
 from algorithms import dsg
-from algorithms._engine import ahead
 from algorithms.datasets import make_nonlinear_classes
 from kbackends import launch_counts, launch_path, launch_settings, ops
 from kbackends.random import omega_block
@@ -61,7 +60,7 @@ from kbackends.testing import prepare_simulator
 from ..common import pipe_table
 from . import SIZES
 from .device import device_roofline, pool_mb, pool_reset
-from .fits import _Data, _dsg_ijcnn1, _timed_fit, _warmable, fits, run_fits
+from .fits import _Data, _timed_fit, _warmable, fits, run_fits, variant_rows
 from .markdown import markdown as report_markdown
 from .ops import _op_cases, run_ops
 from .probe import probe
@@ -75,7 +74,8 @@ SMALL_LIMITS = {"env": 60, "gate": 240, "fits": 240, "probe": 60, "ops": 120, "s
                 "asv": 120, "shapes": 120}
 GATE_TESTS = ("tests/kbackends/test_cuda_launch.py", "tests/kbackends/test_cuda_ops.py",
               "tests/kbackends/test_engine_kernels.py", "tests/kbackends/test_gauss_newton_kernels.py",
-              "tests/kbackends/test_loss_kernels.py", "tests/algorithms/test_sbp_kernels.py")
+              "tests/kbackends/test_loss_kernels.py", "tests/algorithms/test_sbp_kernels.py",
+              "tests/algorithms/test_sbp_cuda_run.py")
 SMALL_GATE = ("tests/kbackends/test_loss_kernels.py",)
 FIT_KEYS = ("dsg-ijcnn1", "sbp-a9a", "dsg-defaults-ijcnn1", "tsgsu-a9a")
 OPS = ("rff_predict", "rff_weighted_sum", "rff_features", "rff_predict@cublas", "rff_weighted_sum@cublas",
@@ -262,19 +262,7 @@ def _step_fits(bk, cpu, args, part):
     profile = None if args.small or bk.name != "cuda" else Path(args.out) / "profiles.txt"
     run_fits(bk, cpu, sizes, args.data, skip, rows, budget, profile=profile)
     part["fits"] = rows
-    # DSG on ijcnn1 again with the preconditioner's systems built ahead (algorithms._engine.ahead),
-    # against the default eager solve above, same run
-    row = {"fit": "dsg-ijcnn1-ahead", "title": "DSG on ijcnn1, the systems built 64 iterations ahead"}
-    saved = ahead.AUTO_BACKENDS
-    ahead.AUTO_BACKENDS = (bk.name,)
-    try:
-        fit, predict, Xt, yt = _dsg_ijcnn1(_Data(sizes, args.data))
-        row["device_s"], row["device_acc"] = _timed_fit(bk, fit, predict, Xt, yt, sizes["warm_fits"])
-    except Exception as exc:  # noqa: BLE001 - the row says why
-        row["device_error"] = f"{type(exc).__name__}: {exc}"
-    finally:
-        ahead.AUTO_BACKENDS = saved
-    rows.append(row)
+    variant_rows(bk, _Data(sizes, args.data), sizes["warm_fits"], rows)  # the same fits another way, same run
     part["fits"] = rows
 
 

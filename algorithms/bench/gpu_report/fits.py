@@ -19,7 +19,9 @@ import numpy as np
 import scipy.sparse
 
 from algorithms import DSGClassifier, dsg, s3gd, sbp, tsgs3vm, tsgsu
+from algorithms._engine import ahead
 from algorithms.datasets import load
+from algorithms.sbp import _loop as sbp_loop
 from kbackends import launch_counts, launch_settings, to_numpy
 from kbackends.ops import is_sparse
 
@@ -197,6 +199,34 @@ def fits(sizes, data):
         ("sbp-a9a-csr", "SBP on a9a as CSR", lambda: _sbp_a9a(d, sparse=True)),
         ("s3gd-a9a-csr", "S3GD on a9a as CSR", lambda: _s3gd_a9a(d, sparse=True)),
     ]
+
+
+# Fits timed again another way in the same run, each against its row above:
+# (key, title, the fit's key, the module and attribute switched, the value while timed).
+VARIANTS = (
+    ("dsg-ijcnn1-ahead", "DSG on ijcnn1, the systems built 64 iterations ahead", "dsg-ijcnn1", ahead,
+     "AUTO_BACKENDS", "bk"),
+    ("sbp-a9a-run", "SBP on a9a, its iterations in one launch of one block (sbp_run)", "sbp-a9a", sbp_loop,
+     "CUDA_RUN", True),
+)
+
+
+def variant_rows(bk, d, warm, rows):
+    """The :data:`VARIANTS` rows: each fit timed (warmed as the others) with its switch set,
+    the switch restored after; an error goes into the row."""
+    prepares = {"dsg-ijcnn1": lambda: _dsg_ijcnn1(d), "sbp-a9a": lambda: _sbp_a9a(d)}
+    for key, title, base, module, name, value in VARIANTS:
+        row = {"fit": key, "title": title}
+        saved = getattr(module, name)
+        setattr(module, name, (bk.name,) if value == "bk" else value)
+        try:
+            fit, predict, Xt, yt = prepares[base]()
+            row["device_s"], row["device_acc"] = _timed_fit(bk, fit, predict, Xt, yt, warm)
+        except Exception as exc:  # noqa: BLE001 - the row says why
+            row["device_error"] = f"{type(exc).__name__}: {exc}"
+        finally:
+            setattr(module, name, saved)
+        rows.append(row)
 
 
 def _warmable(fit, short):

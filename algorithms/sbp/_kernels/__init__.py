@@ -4,8 +4,10 @@
 - ``sbp_draw_step``: a uniform draw from under the water and the step's scalar
   bookkeeping (``||w||^2``, the coefficient, the projection, the renormalisation flag);
 - ``sbp_average``: the averaged responses' accumulator and the renormalisation;
-- ``sbp_run`` (numba only): many iterations of the binary default per compiled call,
-  the level warm-started, the steps above and the response update fused;
+- ``sbp_run``: many iterations of the binary default per compiled call, the level
+  warm-started, the steps above and the response update fused (numba; on cuda one
+  launch of one block, ``_cuda_run``, which the loop takes where
+  ``algorithms.sbp._loop.CUDA_RUN`` says);
 - ``sbp_levels``, ``sbp_biased_levels``, ``sbp_levels_follow`` (numba only): the general
   loop's water levels warm-started from the previous iteration's, one state a class.
 
@@ -20,5 +22,6 @@ for _op in ("sbp_draw_step", "sbp_average"):
     for _impl, _module in (("xp", "_xp"), ("cuda", "_cuda")):
         register_kernel(_op, _impl, f"{__name__}.{_module}:{_op}")
 register_kernel("sbp_run", "numba", f"{__name__}._numba:sbp_run")
+register_kernel("sbp_run", "cuda", f"{__name__}._cuda_run:sbp_run")
 for _op in ("sbp_levels", "sbp_biased_levels", "sbp_levels_follow"):
     register_kernel(_op, "numba", f"{__name__}._numba_levels:{_op}")

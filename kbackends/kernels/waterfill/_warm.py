@@ -216,6 +216,12 @@ def _refit(band, m, below, total, surface, width, n):
     if m > _band_limit(n):
         return width / _WIDEN
     band[:m].sort()
+    return refit_sorted(band, m, below, total, surface, width)
+
+
+@register_jitable
+def refit_sorted(band, m, below, total, surface, width):
+    """:func:`_refit` on a band already sorted (and no wider than :func:`_band_limit`)."""
     j = _under_count(band, m, below, surface) - int(below)
     low_covered = j >= _RANKS or below == 0
     high_covered = m - j > _RANKS or below + m == total
@@ -245,8 +251,17 @@ def warm_follow(state, n_pos, sum_pos, n_neg, sum_neg):
 
 @register_jitable
 def _under_count(band, m, below, surface):
-    """Values of a basin under ``surface``: ``below`` under its band plus the band's (sorted)."""
-    return int(below) + np.searchsorted(band[:m], surface)
+    """Values of a basin under ``surface``: ``below`` under its band plus the band's (sorted;
+    a bisection as ``searchsorted(side="left")``, written out so CUDA compiles it too)."""
+    lo = 0
+    hi = m
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if band[mid] < surface:
+            lo = mid + 1
+        else:
+            hi = mid
+    return int(below) + lo
 
 
 @register_jitable

@@ -1,0 +1,165 @@
+"""The warm-started two-basin level on one block of CUDA threads: :mod:`._warm`'s
+``biased_level_warm`` for a kernel that runs many iterations in one launch.
+
+The pass over the heights (the counts and sums below each basin's band, the band's
+values copied) runs on every thread of the block, the rest on thread 0 with the
+same functions as the Numba kernels (:func:`._warm._biased_from_band`,
+:func:`._warm.answered`, :func:`._warm.refit_sorted`): the bands hold a few dozen
+values, so a sort and a scan of them by one thread cost less than a barrier more.
+The bands are copied in whatever order the threads find their values, then sorted;
+the sums below them are added in the block's tree order: the level equals the
+Numba kernels' to rounding.
+
+The cold selection is not here: :func:`biased_level_warm_block` reports a miss (no
+valid state, or ``_TRIES`` bands without the level) and the caller finds the level
+by the cold kernel, then hands it to :func:`refit_warm_block`, which fits the bands
+around it as the Numba kernels do after a cold level.
+
+Every thread of the block calls these functions (they hold barriers). Scratch:
+``band_p``, ``band_n`` float64 arrays of the heights' length; ``red`` a shared
+float64 array of ``4 * width`` values, ``cnt`` a shared int64 array of 2, ``share`` a
+shared float64 array of 4 (the answers broadcast to the block).
+"""
+
+from numba import cuda, float64
+
+from .._cuda_block import tree_sum
+from ._warm import _ANSWERED, _TRIES, _VALID, _WIDEN, _band_limit, _biased_from_band, _remember, answered, refit_sorted
+
+
+@cuda.jit(device=True)
+def _band_pass_block(c, y, t_pos, t_neg, d_pos, d_neg, band_p, band_n, red, cnt, tid, width):
+    """Every thread's share of ``_warm._band_pass``: ``(m_p, m_n, n_p, s_p, n_n, s_n)``
+    to all threads, the bands' values (unsorted) in ``band_p[:m_p]``, ``band_n[:m_n]``."""
+    lo_p, hi_p, lo_n, hi_n = t_pos - d_pos, t_pos + d_pos, t_neg - d_neg, t_neg + d_neg
+    if tid == 0:
+        cnt[0] = 0
+        cnt[1] = 0
+    cuda.syncthreads()
+    n_p = 0.0
+    s_p = 0.0
+    n_n = 0.0
+    s_n = 0.0
+    for i in range(tid, c.shape[0], width):
+        v = float64(c[i])
+        if y[i] > 0:
+            if v < lo_p:
+                n_p += 1.0
+                s_p += v
+            elif v <= hi_p:
+                band_p[cuda.atomic.add(cnt, 0, 1)] = v
+        elif v < lo_n:
+            n_n += 1.0
+            s_n += v
+        elif v <= hi_n:
+            band_n[cuda.atomic.add(cnt, 1, 1)] = v
+    red[tid] = n_p
+    red[width + tid] = s_p
+    red[2 * width + tid] = n_n
+    red[3 * width + tid] = s_n
+    tree_sum(red, tid, width, 4)
+    result = (cnt[0], cnt[1], red[0], red[width], red[2 * width], red[3 * width])
+    cuda.syncthreads()  # everyone has read before the next pass resets them
+    return result
+
+
+@cuda.jit(device=True)
+def _shell_sort(a, m):
+    """``a[:m]`` sorted in place by one thread (Ciura's gaps; the bands hold few values)."""
+    for gap in (57, 23, 10, 4, 1):
+        for i in range(gap, m):
+            v = a[i]
+            j = i
+            while j >= gap and a[j - gap] > v:
+                a[j] = a[j - gap]
+                j -= gap
+            a[j] = v
+
+
+@cuda.jit(device=True)
+def biased_level_warm_block(c, y, n_pos, volume, state, band_p, band_n, red, cnt, share, tid, width):
+    """``(gamma, b, ok)`` to every thread: the level and bias of the two-basin problem
+    from the warm ``state`` (updated in place as ``_warm.biased_level_warm`` does), or
+    ``ok`` False where it would run the cold selection (the caller's: then
+    :func:`refit_warm_block` with the cold level). ``state[2:4]`` then hold the
+    half-widths the cold refit starts from."""
+    n = c.shape[0]
+    n_neg = n - n_pos
+    d_pos = state[2]
+    d_neg = state[3]
+    if tid == 0:
+        state[_ANSWERED] = 0.0
+        share[2] = 0.0
+    cuda.syncthreads()
+    if state[_VALID] != 0.0 and volume > 0.0:
+        for _ in range(_TRIES):
+            m_p, m_n, n_p, s_p, n_n, s_n = _band_pass_block(c, y, state[0], state[1], d_pos, d_neg, band_p, band_n,
+                                                             red, cnt, tid, width)
+            if m_p + m_n > _band_limit(n):  # as the Numba kernel: narrower, then the cold selection
+                d_pos /= _WIDEN
+                d_neg /= _WIDEN
+                break
+            if tid == 0:
+                _shell_sort(band_p, m_p)
+                _shell_sort(band_n, m_n)
+                red[0], red[1], red[2], red[3] = n_p, s_p, n_n, s_n  # the sums as _biased_from_band reads them
+                gamma, b, ok = _biased_from_band(band_p, m_p, band_n, m_n, red, n_pos, n_neg, volume)
+                if ok:
+                    answered(state, gamma, b, band_p, m_p, n_p, band_n, m_n, n_n)
+                    share[0] = gamma
+                    share[1] = b
+                    share[2] = 1.0
+            cuda.syncthreads()
+            if share[2] != 0.0:
+                result = (share[0], share[1], True)
+                cuda.syncthreads()
+                return result
+            d_pos *= _WIDEN
+            d_neg *= _WIDEN
+    if tid == 0:
+        state[2] = d_pos
+        state[3] = d_neg
+    cuda.syncthreads()
+    return 0.0, 0.0, False
+
+
+@cuda.jit(device=True)
+def refit_warm_block(c, y, n_pos, state, gamma, b, band_p, band_n, red, cnt, share, tid, width):
+    """After a cold level ``(gamma, b)``: the surfaces remembered and each basin's band
+    refitted around them (``_warm.biased_level_warm``'s lines after the cold
+    selection), from the half-widths in ``state[2:4]`` (those a miss left), or, with no
+    valid state, from a small fraction of the heights' spread."""
+    n = c.shape[0]
+    d_pos = state[2]
+    d_neg = state[3]
+    if state[_VALID] == 0.0:  # a first band: a small fraction of the heights' spread
+        spread = 0.0
+        for i in range(tid, n, width):
+            spread = max(spread, abs(float64(c[i]) - (gamma - b * y[i])))
+        red[tid] = spread
+        cuda.syncthreads()
+        if tid == 0:
+            for k in range(1, width):
+                spread = max(spread, red[k])
+            share[3] = max(spread, 1e-300) * 1e-3
+        cuda.syncthreads()
+        d_pos = d_neg = share[3]
+    cuda.syncthreads()
+    if tid == 0:
+        _remember(state, gamma, b)
+    cuda.syncthreads()
+    m_p, m_n, n_p, _, n_n, _ = _band_pass_block(c, y, state[0], state[1], d_pos, d_neg, band_p, band_n, red, cnt,
+                                                tid, width)
+    if tid == 0:
+        state[2] = _refit_block(band_p, m_p, n_p, n_pos, state[0], d_pos, n)
+        state[3] = _refit_block(band_n, m_n, n_n, n - n_pos, state[1], d_neg, n)
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def _refit_block(band, m, below, total, surface, width, n):
+    """``_warm._refit`` by one thread: the band sorted here."""
+    if m > _band_limit(n):
+        return width / _WIDEN
+    _shell_sort(band, m)
+    return refit_sorted(band, m, below, total, surface, width)

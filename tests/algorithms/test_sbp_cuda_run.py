@@ -1,0 +1,83 @@
+"""The cuda engine's SBP run (``_kernels/_cuda_run.py``: many iterations in one launch
+of one block) against the cpu engine's compiled run on the same state: the same draws,
+responses and averaged responses to rounding, through cold levels (the first
+iteration, renormalisations) and warm ones; and a whole fit through it equal to the
+step-by-step cuda iteration's model."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import algorithms.sbp  # noqa: F401  (registers the kernels)
+from algorithms import sbp
+from algorithms.sbp import _loop
+from kbackends import get_kernel, ops, resolve, to_numpy
+from kbackends.kernel_tools import WARM_STATE
+from kbackends.testing import two_blobs
+
+pytestmark = pytest.mark.cuda
+
+
+def _state(n, n_iter, dtype):
+    return (np.zeros(n, dtype=dtype), np.zeros(n), np.array([1.0, 0.0, 0.0, 0.0, 0.0]), np.zeros(WARM_STATE),
+            np.zeros(n_iter, dtype=np.int64), np.zeros(n_iter))
+
+
+def _run(bk, X, Y, *, n_iter, sq_norms, threshold, gamma, kernel_code, chunks):
+    """``sbp_run`` of backend ``bk`` over ``n_iter`` iterations in ``chunks`` calls, the
+    arrays on its device; returns them on the host."""
+    run = get_kernel("sbp_run", bk)
+    n = Y.shape[0]
+    C, C_bar, scalars, warm, idx_log, s_log = _state(n, n_iter, Y.dtype)
+    C, C_bar, idx_log, s_log, Y_d, ones = (bk.asarray(a) for a in (C, C_bar, idx_log, s_log, Y, np.ones(n)))
+    X = ops.to_backend(X, bk) if sp.issparse(X) else bk.asarray(X)
+    uniforms = bk.asarray(np.random.default_rng(1).random(n_iter))
+    extra = {} if sq_norms is None else {"sq_norms": bk.asarray(sq_norms)}
+    edges = np.linspace(0, n_iter, chunks + 1).astype(int)
+    for t0, t1 in zip(edges[:-1], edges[1:]):
+        run(X, Y_d, C, C_bar, ones, uniforms[t0:t1], scalars, idx_log, s_log, warm, xp=bk.xp, t0=int(t0), eta0=1.0,
+            volume=0.05 * n, kernel_code=kernel_code, gamma=gamma, renormalise_below=threshold, **extra)
+    return to_numpy(idx_log), to_numpy(s_log), to_numpy(C), to_numpy(C_bar), scalars, warm
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("kernel_code", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_cuda_run_equals_the_cpu_run(gpu, sparse, kernel_code, dtype):
+    """float64, 90 rows, 60 iterations in two calls, with the RBF kernel a
+    renormalisation threshold that the scale crosses (each time, the next level is
+    cold: the host's, between launches)."""
+    X, y = two_blobs(90, 5, 3)
+    X[np.abs(X) < 0.7] = 0.0
+    X = X.astype(dtype)
+    Y = np.where(y > 0, 1.0, -1.0).astype(dtype)
+    Y[::9] *= -1  # label noise: rows stay under water
+    rows = sp.csr_matrix(X) if sparse else X
+    sq_norms = np.asarray(rows.multiply(rows).sum(axis=1), dtype=np.float64).ravel().astype(dtype) if sparse else None
+    args = {"n_iter": 60, "sq_norms": sq_norms, "threshold": 0.5, "gamma": 0.4, "kernel_code": kernel_code,
+            "chunks": 2}
+    want = _run(resolve("cpu"), rows, Y, **args)
+    got = _run(gpu, rows, Y, **args)
+    np.testing.assert_array_equal(got[0], want[0])  # the draws
+    if kernel_code == 0:  # the RBF run renormalises (cold levels between launches); the linear one never projects
+        assert (want[1] < 0.5).sum() >= 3
+    tol = 1e-9 if dtype == np.float64 else 1e-4  # float32 responses: 60 updates rounded apart
+    for g, w in zip(got[1:5], want[1:5]):
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+    np.testing.assert_allclose(got[5][:4], want[5][:4], rtol=tol, atol=tol)  # the bands
+
+
+def test_a_fit_through_the_cuda_run_equals_the_step_by_step_fit(gpu, monkeypatch):
+    X, y = two_blobs(80, 4, 5)
+    args = {"nu": 0.1, "gamma": 0.3, "n_iter": 40, "random_state": 0, "dtype": "float64", "backend": gpu}
+    step_by_step = sbp.fit(X, y, **args)
+    monkeypatch.setattr(_loop, "CUDA_RUN", True)
+    used, compiled = [], _loop._compiled_kernel
+    monkeypatch.setattr(_loop, "_compiled_kernel", lambda bk: used.append(compiled(bk)) or used[-1])
+    run = sbp.fit(X, y, **args)
+    assert used[-1].__module__ == "algorithms.sbp._kernels._cuda_run"
+    for key in ("coef", "intercept"):
+        np.testing.assert_allclose(to_numpy(getattr(run, key)), to_numpy(getattr(step_by_step, key)), rtol=1e-9,
+                                   atol=1e-12)
+    np.testing.assert_allclose(to_numpy(run.decision_function(X)), to_numpy(step_by_step.decision_function(X)),
+                               rtol=1e-9, atol=1e-12)
