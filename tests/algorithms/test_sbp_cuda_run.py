@@ -68,6 +68,8 @@ def test_the_cuda_run_equals_the_cpu_run(gpu, sparse, kernel_code, dtype):
 
 
 def test_a_fit_through_the_cuda_run_equals_the_step_by_step_fit(gpu, monkeypatch):
+    """The loop's compiled path on cuda: the model of the step-by-step iteration; a
+    callback sees each iteration's figures and stops the fit."""
     X, y = two_blobs(80, 4, 5)
     args = {"nu": 0.1, "gamma": 0.3, "n_iter": 40, "random_state": 0, "dtype": "float64", "backend": gpu}
     step_by_step = sbp.fit(X, y, **args)
@@ -76,6 +78,9 @@ def test_a_fit_through_the_cuda_run_equals_the_step_by_step_fit(gpu, monkeypatch
     monkeypatch.setattr(_loop, "_compiled_kernel", lambda bk: used.append(compiled(bk)) or used[-1])
     run = sbp.fit(X, y, **args)
     assert used[-1].__module__ == "algorithms.sbp._kernels._cuda_run"
+    seen = []  # a callback sees every iteration (one launch each) and can stop the fit
+    sbp.fit(X, y, **{**args, "callback": lambda info: seen.append(info) or info["iteration"] == 7})
+    assert [info["iteration"] for info in seen] == list(range(1, 8)) and seen[-1]["n_under"] >= 1
     for key in ("coef", "intercept"):
         np.testing.assert_allclose(to_numpy(getattr(run, key)), to_numpy(getattr(step_by_step, key)), rtol=1e-9,
                                    atol=1e-12)
