@@ -68,7 +68,7 @@ from .shapes import sweep_shapes
 
 STEPS = ("env", "gate", "fits", "probe", "scale", "ops", "sweep", "asv", "shapes")
 # Each step's limit in seconds on a GPU host, and on the simulator (a dry run).
-LIMITS = {"env": 40, "gate": 70, "fits": 90, "probe": 40, "ops": 90, "scale": 110, "sweep": 60, "asv": 40,
+LIMITS = {"env": 40, "gate": 100, "fits": 100, "probe": 40, "ops": 90, "scale": 110, "sweep": 60, "asv": 40,
           "shapes": 60}
 SMALL_LIMITS = {"env": 60, "gate": 240, "fits": 240, "probe": 60, "ops": 120, "scale": 120, "sweep": 120,
                 "asv": 120, "shapes": 120}
