@@ -39,46 +39,40 @@ PTX_FLOAT64_BY_DESIGN = {
 }
 
 
-@cuda.jit
-def _draw_step(C, Y, quad_self, level, offset, uniform, s, r2, idx_out, s_out, w, s_avg, s_cast, count_out, step,
-               renormalise_below):
-    lt_s = cuda.shared.array(_THREADS, int64)
-    le_s = cuda.shared.array(_THREADS, int64)
-    found = cuda.shared.array(1, int64)
-    tid = cuda.threadIdx.x
+@cuda.jit(device=True)
+def block_draw(C, Y, g, b, uniform, scan_lt, scan_le, found, tid, width):
+    """The (rank + 1)-th row strictly under the water (heights ``C + b y`` below ``g``; at
+    or below where none is), rank drawn from ``uniform``, found by the block's ``width``
+    threads: ``(row, count)`` to every thread. ``scan_lt``, ``scan_le``: shared int64
+    arrays of ``width``; ``found``: a shared int64 array of 1."""
     n = C.shape[0]
-    run = (n + _THREADS - 1) // _THREADS
+    run = (n + width - 1) // width
     lo = min(tid * run, n)
     hi = min(lo + run, n)
-    g = level[0]
-    b = offset[0]
     lt = 0
     le = 0
     for i in range(lo, hi):
-        h = C[i] + b * Y[i]
+        h = C[i] + b * Y[i]  # exact: y = +-1
         if h < g:
             lt += 1
         if h <= g:
             le += 1
-    lt_s[tid] = lt
-    le_s[tid] = le
-    if tid == 0:
-        found[0] = 0
+    scan_lt[tid] = lt
+    scan_le[tid] = le
     cuda.syncthreads()
-    # inclusive scans of both counts (Hillis-Steele; a barrier between reading and writing)
     stride = 1
-    while stride < _THREADS:
-        a_lt = lt_s[tid - stride] if tid >= stride else 0
-        a_le = le_s[tid - stride] if tid >= stride else 0
+    while stride < width:  # inclusive scans of both counts, a barrier between reading and writing
+        a_lt = scan_lt[tid - stride] if tid >= stride else 0
+        a_le = scan_le[tid - stride] if tid >= stride else 0
         cuda.syncthreads()
-        lt_s[tid] += a_lt
-        le_s[tid] += a_le
+        scan_lt[tid] += a_lt
+        scan_le[tid] += a_le
         cuda.syncthreads()
         stride *= 2
-    strict = lt_s[_THREADS - 1] > 0  # else the minima: at or below the level
-    total = lt_s[_THREADS - 1] if strict else le_s[_THREADS - 1]
-    rank = min(int64(uniform[0] * float64(total)), total - 1)
-    end = lt_s[tid] if strict else le_s[tid]
+    strict = scan_lt[width - 1] > 0  # else the minima: at or below the level
+    total = scan_lt[width - 1] if strict else scan_le[width - 1]
+    rank = min(int64(uniform * float64(total)), total - 1)
+    end = scan_lt[tid] if strict else scan_le[tid]
     start = end - (lt if strict else le)
     if start <= rank < end:  # this thread's run holds the (rank + 1)-th row under water
         seen = start
@@ -90,8 +84,20 @@ def _draw_step(C, Y, quad_self, level, offset, uniform, s, r2, idx_out, s_out, w
                     break
                 seen += 1
     cuda.syncthreads()
+    row = found[0]
+    cuda.syncthreads()
+    return row, total
+
+
+@cuda.jit
+def _draw_step(C, Y, quad_self, level, offset, uniform, s, r2, idx_out, s_out, w, s_avg, s_cast, count_out, step,
+               renormalise_below):
+    lt_s = cuda.shared.array(_THREADS, int64)
+    le_s = cuda.shared.array(_THREADS, int64)
+    found = cuda.shared.array(1, int64)
+    tid = cuda.threadIdx.x
+    i, total = block_draw(C, Y, level[0], offset[0], uniform[0], lt_s, le_s, found, tid, _THREADS)
     if tid == 0:
-        i = found[0]
         s0 = s[0]
         r = r2[0] + 2.0 * step * (float64(C[i]) * s0) + step * step * quad_self[i]
         w[0] = step / s0 * float64(Y[i])

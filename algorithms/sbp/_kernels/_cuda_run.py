@@ -15,7 +15,7 @@ iteration, with barriers between the steps:
    kernel and launches again from that iteration with it
    (:func:`kbackends.kernel_tools.refit_warm_block` refits the bands around it);
 2. the draw: counts under the water in contiguous runs of rows, a block scan, the
-   run holding the rank walked (as ``_cuda.sbp_draw_step``); the step's float64
+   run holding the rank walked (``_cuda.block_draw``, as ``sbp_draw_step``); the step's float64
    bookkeeping on thread 0 (as ``_numba._step``);
 3. the response update (the drawn row's kernel values, ``C += y w k``, ``C_bar +=
    s C``) and the warm level's bands moved with the heights (the in-band moves summed
@@ -44,6 +44,7 @@ from kbackends.kernel_tools import (
     warm_bands,
     warm_follow,
 )
+from ._cuda import block_draw
 from ._numba import band_move
 
 THREADS = 32 if config.ENABLE_CUDASIM else 512  # 4 sums and 2 scans of int64 in shared memory: 24 KiB at 512
@@ -59,54 +60,6 @@ PTX_FLOAT64_BY_DESIGN = {
     "_run": "the level, the step's scalars (s, ||w||^2, the rank) and the averaged responses are float64 in every "
     "dtype (algorithms/sbp/, as _numba.sbp_run); the kernel values are float64 as the cpu engine's",
 }
-
-
-@cuda.jit(device=True)
-def _draw(C, Y, g, b, uniform, scan_lt, scan_le, found, tid):
-    """The (rank + 1)-th row strictly under the water (at or below where none is), rank
-    drawn from ``uniform``: ``(row, count)`` to every thread (``_numba._draw``'s rows)."""
-    n = C.shape[0]
-    run = (n + THREADS - 1) // THREADS
-    lo = min(tid * run, n)
-    hi = min(lo + run, n)
-    lt = 0
-    le = 0
-    for i in range(lo, hi):
-        h = C[i] + b * Y[i]  # exact: y = +-1
-        if h < g:
-            lt += 1
-        if h <= g:
-            le += 1
-    scan_lt[tid] = lt
-    scan_le[tid] = le
-    cuda.syncthreads()
-    stride = 1
-    while stride < THREADS:  # inclusive scans of both counts, a barrier between reading and writing
-        a_lt = scan_lt[tid - stride] if tid >= stride else 0
-        a_le = scan_le[tid - stride] if tid >= stride else 0
-        cuda.syncthreads()
-        scan_lt[tid] += a_lt
-        scan_le[tid] += a_le
-        cuda.syncthreads()
-        stride *= 2
-    strict = scan_lt[THREADS - 1] > 0
-    total = scan_lt[THREADS - 1] if strict else scan_le[THREADS - 1]
-    rank = min(int64(uniform * float64(total)), total - 1)
-    end = scan_lt[tid] if strict else scan_le[tid]
-    start = end - (lt if strict else le)
-    if start <= rank < end:  # this thread's run holds the row
-        seen = start
-        for i in range(lo, hi):
-            h = C[i] + b * Y[i]
-            if (h < g) if strict else (h <= g):
-                if seen == rank:
-                    found[0] = i
-                    break
-                seen += 1
-    cuda.syncthreads()
-    row = found[0]
-    cuda.syncthreads()
-    return row, total
 
 
 @cuda.jit(device=True)
@@ -194,7 +147,8 @@ def _run(data, indices, indptr, Xd, sparse, sq_norms, Y, C, C_bar, quad_self, un
             cast[1] = b_t
         cuda.syncthreads()
         # 2. the draw and the step's bookkeeping (float64)
-        row, count = _draw(C, Y, cast[0], cast[1], uniforms[t - first - 1], scan_lt, scan_le, found, tid)
+        row, count = block_draw(C, Y, cast[0], cast[1], uniforms[t - first - 1], scan_lt, scan_le, found, tid,
+                                THREADS)
         step = eta0 / math.sqrt(float64(t))
         if tid == 0:
             r2 = scalars[1] + 2.0 * step * (float64(C[row]) * s) + step * step * quad_self[row]
