@@ -11,7 +11,8 @@ for a dtype name); sync_free (marks an iteration loop free of device -> host
 transfers, checked by :func:`kbackends.testing.transfer_guard`), to_host_async
 (a deferred, non-stalling read of a small array); launch_counts and
 launch_settings (the Numba-CUDA kernels' launches by path, and a block run with
-another launch path or row-chunk budget). The ops live in
+another launch path or row-chunk budget); CapturedGraph (work captured once as a
+CUDA graph and replayed on CuPy, called as it is elsewhere). The ops live in
 :mod:`kbackends.ops`, the matching random features in :mod:`kbackends.random`,
 the oracle-test helpers for any backend in :mod:`kbackends.testing`, and the kit for
 kernels registered outside kbackends (launch, geometry, device math) in
@@ -24,11 +25,13 @@ from ._registry import get_kernel, register_kernel, registered_kernels
 from ._xp_utils import array_namespace, float_dtype, is_array, synchronize, to_numpy
 from ._sync import HostValue, in_sync_free_region, sync_free, to_host_async
 from ._launch import launch_counts, launch_path, launch_settings
+from ._graph import CapturedGraph
 from . import kernels as _kernels  # noqa: F401  (registers the built-in kernels)
 
 __all__ = [
     "Backend",
     "BackendUnavailableError",
+    "CapturedGraph",
     "available_backends",
     "float_dtype",
     "get_kernel",

@@ -60,7 +60,7 @@ class SystemsAhead:
         self.k, self.sources, self.bk, self.xp, self.s, self.dtype = k, sources, bk, bk.xp, settings, dtype
         self.block = block  # b -> (omega, phase), the engine's own regeneration
         self.first = self.stop = 0  # iterations [first, stop) are built
-        self.inverses = self.features = None
+        self.inverses = self.features = self.blocks = None
 
     def step(self, t, g_by_source, eta):
         """The block's change and the intercept's at iteration ``t`` (built ahead), from the
@@ -90,7 +90,7 @@ class SystemsAhead:
         """The systems of ``upcoming`` iterations: ``(t, row indices per source, target block)``."""
         xp, s = self.xp, self.s
         self.first, self.stop = upcoming[0][0], upcoming[-1][0] + 1
-        blocks = [self.block(target) for _, _, target in upcoming]
+        self.blocks = blocks = [self.block(target) for _, _, target in upcoming]  # (omega, phase) each
         self.features = []
         cov = None
         for i, src in enumerate(self.sources):

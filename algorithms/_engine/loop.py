@@ -49,6 +49,7 @@ from .progress import engine_bar
 from .state import Batch, EngineResult, EngineSettings, EngineState, Source
 from .steps import _Averager, _block_step, _cdsg_step, _check_step_ratio, _Monitor, step_size
 from .threads import single_threaded_blas
+from .window import windows
 
 
 def run(sources: list[Source], bk, settings: EngineSettings, dtype, *, resume=None, stop=None) -> EngineResult:
@@ -103,7 +104,14 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
     it = _Iteration(sources, bk, settings, dtype, resume, stop)
     stopped = False
     with sync_free():
-        for t in range(it.t_done + 1, it.last + 1):
+        t = it.t_done + 1
+        while t <= it.last:
+            if it.windows is not None and it.windows.fits(t):  # K iterations on fixed buffers (window.py)
+                it.windows.run(t)
+                t = it.t_done + 1
+                if it.bar is not None:
+                    it.bar.step(it.t_done, it.n_blocks, it.windows.batch_loss)
+                continue
             eta = step_size(it.schedule, settings.step, settings.lam, t)
             _check_step_ratio(eta, settings.lam)
             batches = it.draw_batches(t)  # 1
@@ -115,6 +123,7 @@ def _run(sources, bk, settings, dtype, resume=None, stop=None):
             if it.report(t, batches, eta, target) or (it.monitor is not None and it.monitor.stop()):
                 stopped = True
                 break
+            t += 1
     if it.monitor is not None and not stopped and it.t_done >= settings.n_iter:
         _warn_not_converged(settings.n_iter)
     return it.result()
@@ -177,6 +186,7 @@ class _Iteration:
         self.indices = BatchIndices(sources, self.rng, bk, self.last, ahead=ahead, plan=self.plan)
         k = systems_ahead(s, bk, sources)
         self.systems = SystemsAhead(k, sources, bk, s, dtype, self.block) if k else None
+        self.windows = windows(self)  # the systems-ahead iterations as a replayed graph, where asked
 
     def _cache(self, src):
         """f on every row of ``src`` when that is cheaper than evaluating each batch, else None."""

@@ -147,6 +147,9 @@ class EngineSettings:
     # The preconditioner's systems built this many iterations ahead at once ("auto": where
     # algorithms._engine.ahead.AUTO_BACKENDS says, today nowhere; 0: each iteration solves its own).
     systems_ahead: int | str = "auto"
+    # The systems-ahead iterations a window at a time on device buffers, replayed as a CUDA
+    # graph on CuPy (algorithms._engine.window; "auto": where window.AUTO_BACKENDS says, today nowhere).
+    graph: bool | str = "auto"
 
 
 @dataclass

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse
 
 from algorithms import DSGClassifier, dsg, s3gd, sbp, tsgs3vm, tsgsu
-from algorithms._engine import ahead
+from algorithms._engine import ahead, window
 from algorithms.datasets import load
 from algorithms.sbp import _loop as sbp_loop
 from kbackends import launch_counts, launch_settings, to_numpy
@@ -202,30 +202,37 @@ def fits(sizes, data):
 
 
 # Fits timed again another way in the same run, each against its row above:
-# (key, title, the fit's key, the module and attribute switched, the value while timed).
+# (key, title, the fit's key, the switches set while it is timed: (module, attribute, value),
+# "bk" for the backend's name).
 VARIANTS = (
-    ("dsg-ijcnn1-ahead", "DSG on ijcnn1, the systems built 64 iterations ahead", "dsg-ijcnn1", ahead,
-     "AUTO_BACKENDS", "bk"),
-    ("sbp-a9a-run", "SBP on a9a, its iterations in one launch of one block (sbp_run)", "sbp-a9a", sbp_loop,
-     "CUDA_RUN", True),
+    ("dsg-ijcnn1-ahead", "DSG on ijcnn1, the systems built 64 iterations ahead", "dsg-ijcnn1",
+     ((ahead, "AUTO_BACKENDS", "bk"),)),
+    ("dsg-ijcnn1-graph", "DSG on ijcnn1, 64 iterations a window replayed as a CUDA graph", "dsg-ijcnn1",
+     ((ahead, "AUTO_BACKENDS", "bk"), (window, "AUTO_BACKENDS", "bk"))),
+    ("dsg-ijcnn1-graph16", "DSG on ijcnn1, 16 iterations a window replayed as a CUDA graph", "dsg-ijcnn1",
+     ((ahead, "AUTO_BACKENDS", "bk"), (window, "AUTO_BACKENDS", "bk"), (ahead, "SYSTEMS_AHEAD", 16))),
+    ("sbp-a9a-run", "SBP on a9a, its iterations in one launch of one block (sbp_run)", "sbp-a9a",
+     ((sbp_loop, "CUDA_RUN", True),)),
 )
 
 
 def variant_rows(bk, d, warm, rows):
-    """The :data:`VARIANTS` rows: each fit timed (warmed as the others) with its switch set,
-    the switch restored after; an error goes into the row."""
+    """The :data:`VARIANTS` rows: each fit timed (warmed as the others) with its switches
+    set, restored after; an error goes into the row."""
     prepares = {"dsg-ijcnn1": lambda: _dsg_ijcnn1(d), "sbp-a9a": lambda: _sbp_a9a(d)}
-    for key, title, base, module, name, value in VARIANTS:
+    for key, title, base, switches in VARIANTS:
         row = {"fit": key, "title": title}
-        saved = getattr(module, name)
-        setattr(module, name, (bk.name,) if value == "bk" else value)
+        saved = [(module, name, getattr(module, name)) for module, name, _ in switches]
+        for module, name, value in switches:
+            setattr(module, name, (bk.name,) if value == "bk" else value)
         try:
             fit, predict, Xt, yt = prepares[base]()
             row["device_s"], row["device_acc"] = _timed_fit(bk, fit, predict, Xt, yt, warm)
         except Exception as exc:  # noqa: BLE001 - the row says why
             row["device_error"] = f"{type(exc).__name__}: {exc}"
         finally:
-            setattr(module, name, saved)
+            for module, name, value in saved:
+                setattr(module, name, value)
         rows.append(row)
 
 
