@@ -24,7 +24,8 @@ The sums run in another order than the eager step's (reductions for cuBLAS's
 products, the shrink of the cache apart from the block's change): the models agree
 with the eager path's within float32 rounding. A window whose scale would underflow
 (the eager loop folds it into the coefficients below 1e-30) and the iterations past
-the last whole window run eagerly.
+the last whole window run eagerly; so do TSGSU's fits (its derivative hook keeps host
+state between iterations).
 """
 
 from __future__ import annotations
@@ -44,13 +45,13 @@ SCALE_FLOOR = 1e-30  # the eager loop folds the scale into the coefficients belo
 def windows(it):
     """The :class:`StaticWindows` of the run ``it`` (a loop ``_Iteration``) where its
     settings allow them, else None: ``settings.graph`` (True, or "auto" on
-    :data:`AUTO_BACKENDS`), the systems built ahead, every source cached, no balance,
-    derivative hook, early stopping or average."""
+    :data:`AUTO_BACKENDS`), the systems built ahead, every source cached, no derivative
+    hook (TSGSU's keeps host state between iterations), early stopping or average."""
     s = it.settings
     wanted = s.graph is True or (s.graph == "auto" and it.bk.name in AUTO_BACKENDS)
     if not wanted or it.systems is None or any(cache is None for cache in it.caches):
         return None
-    if s.balance is not None or s.derivatives is not None or s.early_stopping is not None or s.average:
+    if s.derivatives is not None or s.early_stopping is not None or s.average:
         return None
     return StaticWindows(it)
 
@@ -140,8 +141,14 @@ class StaticWindows:
         f64, bk, fit_intercept = xp.float64, it.bk, it.settings.fit_intercept
         for k in range(self.k):
             rhs = loss = None
-            for i, src in enumerate(it.sources):
-                f, yb = ops.cache_batch(self.caches[i], src.y, self.idx[i][k, :], self.intercept, backend=bk)
+            batches = [ops.cache_batch(self.caches[i], src.y, self.idx[i][k, :], self.intercept, backend=bk)
+                       for i, src in enumerate(it.sources)]
+            if it.settings.balance is not None:  # the intercept shifted first (loop.draw_batches)
+                source, target = it.settings.balance
+                shift = target - xp.mean(batches[source][0], axis=0)
+                self.intercept[...] = self.intercept + shift
+                batches = [(f + shift, yb) for f, yb in batches]
+            for i, (src, (f, yb)) in enumerate(zip(it.sources, batches)):
                 g = ops.loss_derivative(f, yb, loss=src.loss, weight=src.weight, backend=bk)
                 P = self.features[i][k, ...]
                 B = P.shape[0]

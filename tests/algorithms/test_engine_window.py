@@ -6,7 +6,7 @@ whole windows and the eager remainder; an underflowing scale keeps its windows e
 import numpy as np
 import pytest
 
-from algorithms import dsg, tsgs3vm
+from algorithms import dsg, tsgs3vm, tsgsu
 from algorithms._engine import ahead, window
 from algorithms.datasets import make_nonlinear_classes
 from kbackends import CapturedGraph, resolve, to_numpy
@@ -72,18 +72,25 @@ def test_windows_give_the_eager_model(forced, data, kw):
     assert (dsg.predict(eager, X) == dsg.predict(windowed, X)).mean() > 0.99
 
 
-def test_three_classes_and_the_fits_that_stay_eager(forced, data):
-    """Three classes (three outputs) run in windows; TSGS3VM's class balance (the
-    intercept shifted by the batch, on the host's schedule) and callbacks stay eager."""
+def test_three_classes_two_sources_and_the_fits_that_stay_eager(forced, data):
+    """Three classes (three outputs) and TSGS3VM's two sources with the class balance
+    (the intercept shifted by the unlabelled batch's mean) run in windows; TSGSU (its
+    derivative hook keeps host state) and callbacks stay eager."""
     X, y = data
     y3 = np.where(X[:, 1] > 1.0, 2, y)
     kw = {"n_iter": 16, "batch_size": 64, "block_size": 16, "random_state": 0}
     eager, windowed = _windows_against_eager(
         forced, lambda: dsg.fit(X, y3, loss="logistic", early_stopping=False, cache_predictions=True, **kw), 16)
     _close(eager.coef, windowed.coef)
+    eager, windowed = _windows_against_eager(
+        forced, lambda: tsgs3vm.fit(X[:60], y[:60], X[60:500], **kw), 16)  # both sources cached
+    _close(eager.coef, windowed.coef)
+    _close(eager.intercept, windowed.intercept)
     use, runs = forced
     use(True)
-    tsgs3vm.fit(X[:60], y[:60], X[60:], **kw)
+    y_pm = np.where(y == 1, 1, -1)
+    X_s, X_u = tsgsu.make_su_data(X, y_pm, 200, 400, random_state=0)
+    tsgsu.fit(X_s, X_u, prior=float(np.mean(y_pm == 1)), **kw)
     dsg.fit(X, y, early_stopping=False, cache_predictions=True, callback=lambda info: False, **kw)
     assert runs == []
 
