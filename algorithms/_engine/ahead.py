@@ -8,9 +8,9 @@ of the batch's features ``phi_s = rff_features(X_s[rows], omega_b, phase_b)``: i
 depends on the rows drawn and the block updated, never on the model. Both are drawn
 ahead (:class:`draws.BlockPlan`), so every ``K`` iterations :class:`SystemsAhead`
 computes the next ``K`` iterations' features, their Gram matrices as one batched
-product, and the ``K`` inverses as one batched call (``xp.linalg.inv`` of the stack:
-on a GPU one getrf and one getri for all ``K``, where the eager step runs a dependent
-chain of cuSOLVER kernels every iteration). An iteration then only takes its right-hand
+product, and the ``K`` inverses (:func:`kbackends.ops.gn_inverses`: on a GPU by one
+batched Cholesky factorisation, where the eager step runs a dependent chain of
+cuSOLVER kernels every iteration). An iteration then only takes its right-hand
 side ``[phi, 1]^T g / B`` and one product with the stored inverse. Off by default
 (:data:`AUTO_BACKENDS`: measured slower than the eager Cholesky solve on an H100); an
 engine run takes it with ``EngineSettings.systems_ahead`` = K. The sums run in another order than the eager kernels' (cuBLAS's
@@ -101,7 +101,7 @@ class SystemsAhead:
             weight = gauss_newton_weight(src)
             part = _gram(xp, P, weight, s.fit_intercept)
             cov = part if cov is None else cov + part
-        self.inverses = xp.linalg.inv(_regularised(xp, cov, s.ridge, s.block_size))
+        self.inverses = ops.gn_inverses(_regularised(xp, cov, s.ridge, s.block_size), backend=self.bk)
 
 
 def _gram(xp, P, weight, fit_intercept):

@@ -18,7 +18,7 @@ One module per op family, mirroring :mod:`kbackends.kernels`:
 - :mod:`~kbackends.ops.rows`: ``squared_sums`` (squared row norms and column scales,
   dense or CSR, for all of them), ``csr_rows_dense`` (a few CSR rows as a dense block);
 - :mod:`~kbackends.ops.steps`: ``cache_batch``, ``loss_derivative``, ``block_update``,
-  ``gn_system``, ``gn_solve``, ``mean_loss``: the steps of a functional-gradient
+  ``gn_system``, ``gn_solve``, ``gn_inverses``, ``mean_loss``: the steps of a functional-gradient
   iteration over random-feature blocks (with :func:`~kbackends.ops.rff_predict_add`, a
   cached prediction updated).
 
@@ -48,7 +48,7 @@ from ._csr_rows import CSRRows
 from ._sparse import SPARSE_BACKENDS, as_csr, check_sparse_backend, is_sparse, resolve_hint, sparse_module, to_backend
 from .rff import FORMS, rff_features, rff_predict, rff_predict_add, rff_weighted_sum
 from .rows import csr_rows_dense, squared_sums
-from .steps import block_update, cache_batch, gn_solve, gn_system, loss_derivative, mean_loss
+from .steps import block_update, cache_batch, gn_inverses, gn_solve, gn_system, loss_derivative, mean_loss
 from .waterfill import water_level, water_level_biased
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "FORMS", "RESPONSE_KERNELS", "as_csr", "check_sparse_backend", "is_sparse", "resolve_hint", "sparse_module",
     "to_backend", "CSRRows", "SPARSE_BACKENDS",
     # loop ops (trusting their inputs)
-    "cache_batch", "loss_derivative", "block_update", "gn_system", "gn_solve", "mean_loss", "rff_predict_add",
+    "cache_batch", "loss_derivative", "block_update", "gn_system", "gn_solve", "gn_inverses", "mean_loss",
+    "rff_predict_add",
     "csr_rows_dense",
 ]

@@ -81,6 +81,22 @@ def block_update(stored, delta, intercept, delta_b, correction, intercept_sum, *
                                                scale_sum=scale_sum)
 
 
+def gn_inverses(systems, *, backend):
+    """The inverses of a stack of the preconditioned step's regularised systems (each
+    symmetric positive definite), for steps whose systems are built ahead.
+
+    Parameters
+    ----------
+    systems : float64 array (K, n, n)
+    backend : Backend
+
+    Returns
+    -------
+    float64 array (K, n, n)
+    """
+    return get_kernel("gn_inverses", backend)(systems, xp=backend.xp)
+
+
 def loss_derivative(f, y, *, loss, weight, backend):
     """``loss.derivative(f, y) * weight``: the weighted dl/df of a mini-batch, (B, k).
 

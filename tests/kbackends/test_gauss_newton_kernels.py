@@ -66,6 +66,20 @@ def test_solve_matches_the_reference(gpu, dtype_name, F, k, fit_intercept):
         assert not np.any(to_numpy(got[1]))
 
 
+@pytest.mark.parametrize("K, n", [(1, 1), (5, 34), (3, 257)])
+def test_the_inverses_of_built_ahead_systems_match_the_reference(gpu, K, n):
+    """gn_inverses (on cuda by Cholesky factors) against the stack's linalg.inv: the
+    regularised covariances of the step, well and poorly conditioned."""
+    rng = np.random.default_rng(K + n)
+    A = rng.standard_normal((K, 2 * n, n)) * np.logspace(0, 3, n)  # columns of very different scales
+    systems = np.matmul(np.swapaxes(A, 1, 2), A) / (2 * n) + 1e-3 * np.eye(n)
+    want = oracle("gn_inverses")(systems, xp=np)
+    got = to_numpy(get_kernel("gn_inverses", gpu)(gpu.asarray(systems), xp=gpu.xp))
+    assert got.shape == (K, n, n) and got.dtype == np.float64
+    np.testing.assert_allclose(np.matmul(got, systems), np.broadcast_to(np.eye(n), (K, n, n)), atol=1e-7)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9 * np.abs(want).max())
+
+
 def test_the_ridge_is_the_mean_feature_variance_and_spares_the_intercept(gpu):
     # a diagonal system solves by hand: step_j = rhs_j / (cov_jj + ridge * mean(cov_jj, j < F))
     F = 4

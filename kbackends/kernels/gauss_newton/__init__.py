@@ -5,7 +5,9 @@ random features): registrations only.
   covariance ``[phi, 1]^T [phi, 1] * weight / B`` and right-hand side
   ``[phi, 1]^T g / B`` (accumulated over the sources in place);
 - ``gn_solve``: the ridge relative to the mean feature variance (the intercept
-  unpenalised), the solve, and the coefficient changes ``-eta * step``.
+  unpenalised), the solve, and the coefficient changes ``-eta * step``;
+- ``gn_inverses``: the inverses of a stack of regularised systems (the systems built
+  ahead, ``algorithms._engine.ahead``; on cuda by their Cholesky factors).
 
 ``xp`` is the reference (the engine's code for the step; the cpu engine runs it on
 NumPy: a few calls on small matrices); ``cuda`` is cuBLAS for the Gram matrix,
@@ -17,6 +19,6 @@ calls, each a launch whose host time bounds a device iteration (docs/benchmarks.
 
 from ..._registry import register_kernel
 
-for _op in ("gn_system", "gn_solve"):
+for _op in ("gn_system", "gn_solve", "gn_inverses"):
     for _impl, _module in (("xp", "_xp"), ("cuda", "_cuda")):
         register_kernel(_op, _impl, f"{__name__}.{_module}:{_op}")

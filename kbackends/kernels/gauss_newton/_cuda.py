@@ -176,3 +176,19 @@ def gn_solve(cov, rhs, *, xp, ridge, eta, n_features, fit_intercept, dtype):
         blocks, threads = grid_1d(F * k + k)
         run_kernel(_changes, blocks, threads, stream, step, float(eta), bool(fit_intercept), delta, delta_b)
     return delta, delta_b
+
+
+def gn_inverses(systems, *, xp):
+    """``_xp.gn_inverses`` by the systems' Cholesky factors: ``A^-1 = L^-T L^-1`` with
+    ``L`` from one batched factorisation (cuSOLVER's potrfBatched: 7.4 us a 257 x 257
+    system on an H100, against 101 us for cuBLAS's batched LU inverse,
+    docs/benchmarks.md "GPU"), ``L^-1`` by a triangular solve a system, the product
+    batched. NumPy (the simulator): the same steps with SciPy's triangular solve."""
+    L = xp.linalg.cholesky(systems)
+    eye = xp.eye(systems.shape[-1], dtype=systems.dtype)
+    if is_cupy_namespace(xp):
+        from cupyx.scipy.linalg import solve_triangular
+    else:
+        from scipy.linalg import solve_triangular
+    L_inv = xp.stack([solve_triangular(L[k, ...], eye, lower=True) for k in range(L.shape[0])])
+    return xp.matmul(xp.matrix_transpose(L_inv), L_inv)

@@ -92,3 +92,9 @@ def gn_solve(cov, rhs, *, xp, ridge, eta, n_features, fit_intercept, dtype):
     if fit_intercept:
         return delta, xp.astype(-eta * step[F, :], dtype)
     return delta, xp.zeros_like(delta[0, :])
+
+
+def gn_inverses(systems, *, xp):
+    """The inverses of a stack of the step's systems, ``(K, n, n)`` float64 (each symmetric
+    positive definite: a Gram matrix plus a positive ridge): ``linalg.inv`` of the stack."""
+    return xp.linalg.inv(systems)
