@@ -62,7 +62,7 @@ class StaticWindows:
     def __init__(self, it):
         xp, s, F = it.xp, it.settings, it.F
         self.it, self.xp, self.k, self.F = it, xp, it.systems.k, F
-        K, f64, k_out, d = self.k, xp.float64, s.n_outputs, it.n_dims
+        K, f64, d = self.k, xp.float64, it.n_dims
         it.stored = _grown(xp, it.stored, it.max_blocks * F)  # the whole budget now: it never moves again
         self.idx = [xp.zeros((K, src.batch_size), dtype=xp.int64) for src in it.sources]
         self.features = [xp.zeros((K, src.batch_size, F), dtype=it.dtype) for src in it.sources]
