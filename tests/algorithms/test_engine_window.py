@@ -115,9 +115,9 @@ def test_an_underflowing_scale_runs_its_windows_eagerly(forced, data):
 @pytest.mark.cuda
 def test_windows_under_the_simulator(forced, data, gpu):
     X, y = data
-    kw = {"n_iter": 16, "batch_size": 32, "block_size": 8, "early_stopping": False, "random_state": 0,
+    kw = {"n_iter": 10, "batch_size": 32, "block_size": 8, "early_stopping": False, "random_state": 0,
           "cache_predictions": True, "backend": gpu}
-    eager, windowed = _windows_against_eager(forced, lambda: dsg.fit(X[:400], y[:400], **kw), 16)
+    eager, windowed = _windows_against_eager(forced, lambda: dsg.fit(X[:300], y[:300], **kw), 10)
     _close(eager.coef, windowed.coef)
     _close(eager.intercept, windowed.intercept)
 
