@@ -47,7 +47,10 @@ from kbackends.kernel_tools import (
 from ._cuda import block_draw
 from ._numba import band_move
 
-THREADS = 32 if config.ENABLE_CUDASIM else 512  # 4 sums and 2 scans of int64 in shared memory: 24 KiB at 512
+# The block: 256 threads. The kernel takes 218 registers a thread for sm_90 (ptxas): 512 threads
+# would need 111,616 of an SM's 65,536 and not launch; the launch bounds keep it launchable as it grows.
+THREADS = 32 if config.ENABLE_CUDASIM else 256
+_BOUNDS = {} if config.ENABLE_CUDASIM else {"launch_bounds": (THREADS,)}  # the simulator's jit takes none
 _SUMS = 4 * THREADS  # a shared array's size must be a constant, not an expression
 _STOP, _GIVEN = 0, 1  # ctl: the iteration that needs a cold level (0: none), a cold level given for the first
 
@@ -115,7 +118,7 @@ def _update(data, indices, indptr, Xd, sparse, sq_norms, S, Y, C, C_bar, warm, r
             S[indices[p]] = 0.0
 
 
-@cuda.jit
+@cuda.jit(**_BOUNDS)
 def _run(data, indices, indptr, Xd, sparse, sq_norms, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm,
          band_p, band_n, S, cast, ctl, first, t0, t1, eta0, volume, n_pos, kernel_code, gamma, renormalise_below):
     red = cuda.shared.array(_SUMS, float64)
