@@ -42,7 +42,7 @@ class CapturedGraph:
         if not self.on_device or self.runs == 1 or self.refused is not None:
             self.body()
             return
-        import cupy as cp
+        import cupy as cp  # only where the work is on CuPy (kbackends imports without it)
 
         caller = cp.cuda.get_current_stream()
         if self.graph is None:

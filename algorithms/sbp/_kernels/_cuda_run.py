@@ -16,7 +16,7 @@ iteration, with barriers between the steps:
    (:func:`kbackends.kernel_tools.refit_warm_block` refits the bands around it);
 2. the draw: counts under the water in contiguous runs of rows, a block scan, the
    run holding the rank walked (``_cuda.block_draw``, as ``sbp_draw_step``); the step's float64
-   bookkeeping on thread 0 (as ``_numba._step``);
+   bookkeeping on thread 0 (``_numba.step_bookkeeping``, the cpu run's);
 3. the response update (the drawn row's kernel values, ``C += y w k``, ``C_bar +=
    s C``) and the warm level's bands moved with the heights (the in-band moves summed
    over the block);
@@ -30,10 +30,9 @@ the level (tests/algorithms/test_sbp_cuda_run.py under the simulator).
 
 import math
 
-import numpy as np
 from numba import config, cuda, float64, int64
 
-from kbackends import ops, sync_free
+from kbackends import ops, sync_free, to_numpy
 from kbackends.kernel_tools import (
     WARM_STATE,
     biased_level_warm_block,
@@ -45,7 +44,7 @@ from kbackends.kernel_tools import (
     warm_follow,
 )
 from ._cuda import block_draw
-from ._numba import band_move
+from ._numba import band_move, step_bookkeeping
 
 # The block: 256 threads. The kernel takes 218 registers a thread for sm_90 (ptxas): 512 threads
 # would need 111,616 of an SM's 65,536 and not launch; the launch bounds keep it launchable as it grows.
@@ -154,20 +153,11 @@ def _run(data, indices, indptr, Xd, sparse, sq_norms, Y, C, C_bar, quad_self, un
                                 THREADS)
         step = eta0 / math.sqrt(float64(t))
         if tid == 0:
-            r2 = scalars[1] + 2.0 * step * (float64(C[row]) * s) + step * step * quad_self[row]
-            cast[2] = step / s * float64(Y[row])
-            s_avg = s
-            if r2 > 1.0:
-                s_avg = s / math.sqrt(max(r2, 1.0))
-                r2 = 1.0
+            w, s_avg = step_bookkeeping(scalars, idx_log, s_log, t, row, count, gamma_t, b_t, step, float64(C[row]),
+                                        float64(Y[row]), quad_self[row])
+            cast[2] = w  # in the responses' dtype
             cast[3] = s_avg
-            idx_log[t - 1] = row
-            s_log[t - 1] = s_avg
             share[0] = s_avg
-            scalars[1] = r2
-            scalars[2] = gamma_t
-            scalars[3] = b_t
-            scalars[4] = count
         if sparse:  # the drawn row scattered into S
             for p in range(indptr[row] + tid, indptr[row + 1], THREADS):
                 S[indices[p]] = data[p]
@@ -233,7 +223,7 @@ def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, 
             scalars_d[2], scalars_d[3] = xp.astype(level, f64), xp.astype(bias, f64)
             ctl[_STOP], ctl[_GIVEN] = 0, 1
             t = stop - 1
-        scalars[:] = np.asarray(scalars_d.get() if hasattr(scalars_d, "get") else scalars_d)
-        warm[:] = np.asarray(warm_d.get() if hasattr(warm_d, "get") else warm_d)
+        scalars[:] = to_numpy(scalars_d)
+        warm[:] = to_numpy(warm_d)
     return C, C_bar
 

@@ -169,8 +169,20 @@ def _step(C, Y, quad_self, uniform, scalars, idx_log, s_log, warm, band_p, band_
     gamma, b = biased_level_warm(C, Y, n_pos, volume / s, warm, band_p, band_n)
     dt = C.dtype.type
     row, count = _draw(C, Y, dt(gamma), dt(b), uniform)
-    r2 = scalars[1] + 2.0 * step * (np.float64(C[row]) * s) + step * step * quad_self[row]
-    w = dt(step / s * np.float64(Y[row]))
+    w, s_avg = step_bookkeeping(scalars, idx_log, s_log, t, row, count, gamma, b, step, np.float64(C[row]),
+                                np.float64(Y[row]), quad_self[row])
+    return row, dt(w), s_avg
+
+
+@register_jitable
+def step_bookkeeping(scalars, idx_log, s_log, t, row, count, gamma, b, step, c_row, y_row, quad_row):
+    """Iteration t's float64 bookkeeping after drawing ``row`` (``_xp.sbp_draw_step``'s; the
+    cuda run's thread 0 calls it too): ``||w||^2`` grown by the draw and projected onto the
+    unit ball, the logs and scalars written; returns the response update's coefficient
+    ``step y / s`` and the scale after the projection."""
+    s = scalars[0]
+    r2 = scalars[1] + 2.0 * step * (c_row * s) + step * step * quad_row
+    w = step / s * y_row
     s_avg = s
     if r2 > 1.0:
         s_avg = s / math.sqrt(max(r2, 1.0))
@@ -181,7 +193,7 @@ def _step(C, Y, quad_self, uniform, scalars, idx_log, s_log, warm, band_p, band_
     scalars[2] = gamma
     scalars[3] = b
     scalars[4] = count
-    return row, w, s_avg
+    return w, s_avg
 
 
 @njit(cache=True)
