@@ -61,27 +61,17 @@ class SystemsAhead:
         self.block = block  # b -> (omega, phase), the engine's own regeneration
         self.first = self.stop = 0  # iterations [first, stop) are built
         self.inverses = self.features = self.blocks = None
+        self.features_out = None  # (K, B, F) buffers a source to build the features into, if given
 
     def step(self, t, g_by_source, eta):
         """The block's change and the intercept's at iteration ``t`` (built ahead), from the
         batches' weighted loss derivatives ``g_by_source`` (one (B, k) array per source)."""
         xp, s = self.xp, self.s
         j = t - self.first
-        rhs = None
-        for phi, g in zip(self.features, g_by_source):
-            P = phi[j, ...]
-            B = P.shape[0]
-            part = xp.astype(xp.matmul(xp.matrix_transpose(P), xp.astype(g, P.dtype, copy=False)), xp.float64) / B
-            if s.fit_intercept:
-                part = xp.concat([part, xp.astype(xp.sum(g, axis=0, keepdims=True), xp.float64) / B], axis=0)
-            rhs = part if rhs is None else rhs + part
+        rhs = sum_rhs(xp, [(phi[j, ...], g) for phi, g in zip(self.features, g_by_source)], s.fit_intercept)
         step = xp.matmul(self.inverses[j, ...], rhs)
-        eta = gauss_newton_eta(eta, self.sources)
-        F = s.block_size
-        delta = xp.astype(-eta * step[:F, :], self.dtype)
-        delta_b = xp.astype(-eta * step[F, :], self.dtype) if s.fit_intercept else \
-            xp.zeros((step.shape[1],), dtype=self.dtype)
-        return delta, delta_b
+        delta, delta_b = changes(xp, step, gauss_newton_eta(eta, self.sources), s.block_size, self.dtype)
+        return delta, delta_b if s.fit_intercept else xp.zeros((step.shape[1],), dtype=self.dtype)
 
     def ready(self, t):
         return self.first <= t < self.stop
@@ -96,12 +86,40 @@ class SystemsAhead:
         for i, src in enumerate(self.sources):
             phis = [ops.rff_features(batch_rows(src.X, indices[i], self.bk), omega, phase, backend=self.bk,
                                      check_input=False) for (_, indices, _), (omega, phase) in zip(upcoming, blocks)]
-            P = xp.stack(phis)  # (K, B, F)
+            if self.features_out is None:
+                P = xp.stack(phis)  # (K, B, F)
+            else:  # written once, into buffers that stay put (window.StaticWindows)
+                P = self.features_out[i][: len(phis), ...]
+                for j, phi in enumerate(phis):
+                    P[j, ...] = phi
             self.features.append(P)
             weight = gauss_newton_weight(src)
             part = _gram(xp, P, weight, s.fit_intercept)
             cov = part if cov is None else cov + part
         self.inverses = ops.gn_inverses(_regularised(xp, cov, s.ridge, s.block_size), backend=self.bk)
+
+
+def sum_rhs(xp, pairs, fit_intercept, reduce=False):
+    """The step's right-hand side ``sum_s [P_s, 1]^T g_s / B_s`` (float64) over the
+    sources' ``(P, g)``: each product by ``matmul`` (cuBLAS on a GPU) or, with
+    ``reduce``, as a sum of element-wise products (no cuBLAS: a CUDA graph can hold it)."""
+    rhs = None
+    for P, g in pairs:
+        B = P.shape[0]
+        g = xp.astype(g, P.dtype, copy=False)
+        product = xp.sum(P[:, :, None] * g[:, None, :], axis=0) if reduce else xp.matmul(xp.matrix_transpose(P), g)
+        part = xp.astype(product, xp.float64) / B
+        if fit_intercept:
+            part = xp.concat([part, xp.astype(xp.sum(g, axis=0, keepdims=True), xp.float64) / B], axis=0)
+        rhs = part if rhs is None else rhs + part
+    return rhs
+
+
+def changes(xp, step, eta, F, dtype):
+    """The block's change ``-eta step[:F]`` and, where ``step`` has the intercept's row, its
+    change ``-eta step[F]`` (else None), in ``dtype``; ``eta`` a float or a 0-d array."""
+    delta = xp.astype(-eta * step[:F, :], dtype)
+    return delta, xp.astype(-eta * step[F, :], dtype) if step.shape[0] > F else None
 
 
 def _gram(xp, P, weight, fit_intercept):

@@ -6,11 +6,12 @@ an iteration reads may come from the host or live in memory that moves. In this 
 (taken where :func:`windows` says) every ``K`` iterations the host:
 
 1. draws the window's rows and blocks (:class:`draws.BatchIndices`, :class:`draws.BlockPlan`)
-   and builds their systems (:class:`ahead.SystemsAhead`: features, inverses);
+   and builds their systems (:class:`ahead.SystemsAhead`: the features straight into
+   the window's buffers, the inverses);
 2. computes the window's schedule on the host (step lengths, shrink factors, the global
    scale after each step, each step's rows of the stored coefficients) and copies the
-   schedule, the rows' indices, the features, the inverses and the blocks' frequencies
-   into buffers that stay put for the whole fit;
+   schedule, the rows' indices, the inverses and the blocks' frequencies into buffers
+   that stay put for the whole fit;
 3. runs the window's ``K`` slots (:meth:`StaticWindows._body`), each reading its
    buffers' slot ``k``: a batch from the prediction cache, the loss derivatives, the
    right-hand side and the step as reductions (no cuBLAS or cuSOLVER call: CuPy refuses
@@ -34,6 +35,7 @@ import numpy as np
 
 from kbackends import CapturedGraph, ops
 
+from .ahead import changes, sum_rhs
 from .steps import _check_step_ratio, gauss_newton_eta, step_size
 
 # Engines where graph="auto" takes this path: none until a device has measured it
@@ -76,6 +78,7 @@ class StaticWindows:
         self.stored, self.intercept = it.stored, xp.asarray(it.intercept, copy=True)
         self.caches = [xp.asarray(cache, copy=True) for cache in it.caches]
         self.loss = xp.zeros((), dtype=f64)  # the window's last batch loss (the progress bar's)
+        it.systems.features_out = self.features  # the systems' features built straight into them
         self.graph = CapturedGraph(self._body, xp)
 
     def fits(self, t):
@@ -122,7 +125,6 @@ class StaticWindows:
         it, xp = self.it, self.xp
         for i in range(len(it.sources)):
             self.idx[i][...] = xp.stack([indices[i] for _, indices, _ in upcoming])
-            self.features[i][...] = it.systems.features[i]
             if it.caches[i] is not self.caches[i]:
                 self.caches[i][...] = it.caches[i]
         self.inverses[...] = it.systems.inverses
@@ -140,7 +142,7 @@ class StaticWindows:
         it, xp, F = self.it, self.xp, self.F
         f64, bk, fit_intercept = xp.float64, it.bk, it.settings.fit_intercept
         for k in range(self.k):
-            rhs = loss = None
+            loss = None
             batches = [ops.cache_batch(self.caches[i], src.y, self.idx[i][k, :], self.intercept, backend=bk)
                        for i, src in enumerate(it.sources)]
             if it.settings.balance is not None:  # the intercept shifted first (loop.draw_batches)
@@ -148,23 +150,20 @@ class StaticWindows:
                 shift = target - xp.mean(batches[source][0], axis=0)
                 self.intercept[...] = self.intercept + shift
                 batches = [(f + shift, yb) for f, yb in batches]
+            pairs = []
             for i, (src, (f, yb)) in enumerate(zip(it.sources, batches)):
                 g = ops.loss_derivative(f, yb, loss=src.loss, weight=src.weight, backend=bk)
-                P = self.features[i][k, ...]
-                B = P.shape[0]
-                part = xp.astype(xp.sum(P[:, :, None] * g[:, None, :], axis=0), f64) / B
-                if fit_intercept:
-                    part = xp.concat([part, xp.astype(xp.sum(g, axis=0, keepdims=True), f64) / B], axis=0)
-                rhs = part if rhs is None else rhs + part
+                pairs.append((self.features[i][k, ...], g))
                 if k == self.k - 1:
                     term = xp.astype(xp.mean(src.loss.value(f, yb, xp)), f64) * src.weight
                     loss = term if loss is None else loss + term
+            rhs = sum_rhs(xp, pairs, fit_intercept, reduce=True)
             step = xp.sum(self.inverses[k, :, :, None] * rhs[None, :, :], axis=1)
-            delta = xp.astype(-self.eta[k] * step[:F, :], it.dtype)
+            delta, delta_b = changes(xp, step, self.eta[k], F, it.dtype)
             rows = self.rows[k, :]
             self.stored[rows, :] = self.stored[rows, :] + xp.astype(delta / self.scale[k], it.dtype)
-            if fit_intercept:
-                self.intercept[...] = self.intercept + xp.astype(-self.eta[k] * step[F, :], it.dtype)
+            if delta_b is not None:
+                self.intercept[...] = self.intercept + delta_b
             for i, src in enumerate(it.sources):
                 self.caches[i] *= self.shrink[k]
                 self.caches[i][...] = ops.rff_predict_add(src.X, self.omega[k, ...], self.phase[k, :], delta,
