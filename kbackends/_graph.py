@@ -17,8 +17,8 @@ from ._xp_utils import is_cupy_namespace
 class CapturedGraph:
     """``body()`` run through a CUDA graph on CuPy, or called on other namespaces.
 
-    The first :meth:`run` calls ``body`` as it is (kernels compile and load outside
-    the capture), the second captures it on a non-blocking stream and launches the
+    The first :attr:`eager_runs` runs call ``body`` as it is (kernels compile and load
+    outside the capture), the next captures it on a non-blocking stream and launches the
     graph, each later one launches it again, ordered after the caller's current
     stream's work and before what the caller queues next. Where the capture is
     refused (a cuBLAS call, a host transfer), a warning names why and every run
@@ -31,6 +31,8 @@ class CapturedGraph:
     xp : array namespace
     """
 
+    eager_runs = 1  # runs called as they are before the capture (0: where the kernels are loaded already)
+
     def __init__(self, body, xp):
         self.body, self.on_device = body, is_cupy_namespace(xp)
         self.runs = 0
@@ -39,7 +41,7 @@ class CapturedGraph:
 
     def run(self):
         self.runs += 1
-        if not self.on_device or self.runs == 1 or self.refused is not None:
+        if not self.on_device or self.runs <= self.eager_runs or self.refused is not None:
             self.body()
             return
         import cupy as cp  # only where the work is on CuPy (kbackends imports without it)

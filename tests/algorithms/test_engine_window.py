@@ -14,23 +14,33 @@ from kbackends import CapturedGraph, resolve, to_numpy
 K = 8
 
 
+class _Runs(list):
+    """The first iteration of each window run, and (``graphs``) each run's CapturedGraph."""
+
+    def __init__(self):
+        super().__init__()
+        self.graphs = []
+
+
 @pytest.fixture
 def forced(monkeypatch):
     """Systems ahead (K at once) on every engine; ``use(on)`` switches the windows; the
     windows run are counted."""
     monkeypatch.setattr(ahead, "AUTO_BACKENDS", ("cpu", "cuda", "cudasim"))
     monkeypatch.setattr(ahead, "SYSTEMS_AHEAD", K)
-    runs = []
+    runs = _Runs()
     run = window.StaticWindows.run
 
     def counted(self, t):
         runs.append(t)
+        runs.graphs.append(self.graph)
         return run(self, t)
 
     monkeypatch.setattr(window.StaticWindows, "run", counted)
 
     def use(on):
         runs.clear()
+        runs.graphs.clear()
         monkeypatch.setattr(window, "AUTO_BACKENDS", ("cpu", "cuda", "cudasim") if on else ())
     return use, runs
 
@@ -120,6 +130,22 @@ def test_windows_under_the_simulator(forced, data, gpu):
     eager, windowed = _windows_against_eager(forced, lambda: dsg.fit(X[:300], y[:300], **kw), 10)
     _close(eager.coef, windowed.coef)
     _close(eager.intercept, windowed.intercept)
+
+
+@pytest.mark.cuda
+def test_windows_captured_then_replayed_give_the_eager_model(forced, data, gpu):
+    """Three windows: the first runs its body as it is, the second captures it, the third
+    replays the graph (on a GPU; under the simulator each calls the body)."""
+    X, y = data
+    n_iter = 3 * K + 2
+    kw = {"n_iter": n_iter, "batch_size": 64, "block_size": 16, "early_stopping": False, "random_state": 0,
+          "cache_predictions": True, "backend": gpu}
+    eager, windowed = _windows_against_eager(forced, lambda: dsg.fit(X, y, **kw), n_iter)
+    _close(eager.coef, windowed.coef)
+    _close(eager.intercept, windowed.intercept)
+    graph = forced[1].graphs[-1]
+    assert graph.runs == 3 and graph.refused is None
+    assert (graph.graph is not None) == graph.on_device
 
 
 def test_a_captured_graph_calls_its_body_off_cupy():

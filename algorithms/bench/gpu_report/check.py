@@ -21,7 +21,7 @@ step that hangs or runs long is killed and recorded as such, and the check goes 
 6. ``ops``: rff_predict and rff_weighted_sum at n = 10^6, d = 28, m = 4,096, water_level
    on 10^7 values, against the device's roofline and the cpu engine;
 7. ``sweep``: DSG at 50,000, 200,000 and 1,000,000 rows against the cpu engine (the
-   device twice: fused products, then cuBLAS's product in memory);
+   device twice: the default step, then the iterations replayed as CUDA graphs);
 8. ``asv``: the asv suites' cuda rows (rff, water-fill), timed as asv would (setup, one
    warm call, the median of repeats), with their cpu rows beside them;
 9. ``shapes``: the fused rff kernels' launch shapes swept against cuBLAS's path
@@ -60,7 +60,16 @@ from kbackends.testing import prepare_simulator
 from ..common import pipe_table
 from . import SIZES
 from .device import device_roofline, pool_mb, pool_reset
-from .fits import _Data, _timed_fit, _warmable, fits, run_fits, variant_rows
+from .fits import (
+    GRAPH16_SWITCHES,
+    _Data,
+    _switched,
+    _timed_fit,
+    _warmable,
+    fits,
+    run_fits,
+    variant_rows,
+)
 from .markdown import markdown as report_markdown
 from .ops import _op_cases, run_ops
 from .probe import probe
@@ -68,15 +77,16 @@ from .shapes import sweep_shapes
 
 STEPS = ("env", "gate", "fits", "probe", "scale", "ops", "sweep", "asv", "shapes")
 # Each step's limit in seconds on a GPU host, and on the simulator (a dry run).
-LIMITS = {"env": 40, "gate": 100, "fits": 100, "probe": 40, "ops": 90, "scale": 110, "sweep": 60, "asv": 40,
+LIMITS = {"env": 40, "gate": 100, "fits": 150, "probe": 40, "ops": 90, "scale": 110, "sweep": 60, "asv": 40,
           "shapes": 60}
 SMALL_LIMITS = {"env": 60, "gate": 240, "fits": 240, "probe": 60, "ops": 120, "scale": 120, "sweep": 120,
                 "asv": 120, "shapes": 120}
 GATE_TESTS = ("tests/kbackends/test_cuda_launch.py", "tests/kbackends/test_cuda_ops.py",
               "tests/kbackends/test_engine_kernels.py", "tests/kbackends/test_gauss_newton_kernels.py",
               "tests/kbackends/test_loss_kernels.py", "tests/algorithms/test_sbp_kernels.py",
-              "tests/algorithms/test_sbp_cuda_run.py")
+              "tests/algorithms/test_sbp_cuda_run.py", "tests/algorithms/test_engine_window.py")
 SMALL_GATE = ("tests/kbackends/test_loss_kernels.py",)
+GRAPH_TEST = "test_windows_captured_then_replayed_give_the_eager_model"  # the gate's graph = eager
 FIT_KEYS = ("dsg-ijcnn1", "sbp-a9a", "dsg-defaults-ijcnn1", "tsgsu-a9a")
 OPS = ("rff_predict", "rff_weighted_sum", "rff_features", "rff_predict@cublas", "rff_weighted_sum@cublas",
        "rff_predict@d32", "rff_predict@d32@cublas", "water_level", "water_level_biased", "kernel_response_update",
@@ -222,7 +232,7 @@ def _step_env(bk, cpu, args, part):
 
 def _step_gate(bk, cpu, args, part):
     tests = SMALL_GATE if args.small else GATE_TESTS
-    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "cuda", "-p", "no:cacheprovider", *tests]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-rA", "-m", "cuda", "-p", "no:cacheprovider", *tests]
     try:
         import xdist  # noqa: F401 - spread the compilations over the host's cores where pytest-xdist is there
 
@@ -241,7 +251,9 @@ def _step_gate(bk, cpu, args, part):
     lines = [line for line in log.splitlines() if re.search(r"\d+ (passed|failed|errors?|skipped|deselected)", line)]
     part["summary"] = lines[-1].strip("= ") if lines else "(no summary line: see tests.log)"
     part["returncode"] = proc.returncode
-    part["graph_equals_eager"] = "not built yet: the engine has no graph path (the probe captures one iteration)"
+    outcomes = [line.split()[0] for line in log.splitlines() if GRAPH_TEST in line and line.split()[0].isupper()]
+    part["graph_equals_eager"] = (f"{outcomes[0].lower()} ({GRAPH_TEST})" if outcomes
+                                  else "not run (test_engine_window.py is not in this gate)")
 
 
 def _sizes(small):
@@ -251,7 +263,10 @@ def _sizes(small):
 def _step_fits(bk, cpu, args, part):
     sizes = _sizes(args.small)
     skip = {key for key, _, _ in fits(sizes, args.data)} - set(FIT_KEYS)
-    skip |= {"sbp-a9a:device_numba", "tsgsu-a9a:device_numba", "dsg-defaults-ijcnn1:device_numba"}
+    # no fit timed with Numba's launches: measured once (docs/benchmarks.md "GPU", 3.1x slower
+    # for DSG); the env step compares the two launches and every row counts them
+    skip |= {"sbp-a9a:device_numba", "tsgsu-a9a:device_numba", "dsg-defaults-ijcnn1:device_numba",
+             "dsg-ijcnn1:device_numba"}
     rows = []
 
     def budget(saved=False):
@@ -262,8 +277,8 @@ def _step_fits(bk, cpu, args, part):
     profile = None if args.small or bk.name != "cuda" else Path(args.out) / "profiles.txt"
     run_fits(bk, cpu, sizes, args.data, skip, rows, budget, profile=profile)
     part["fits"] = rows
-    variant_rows(bk, _Data(sizes, args.data), sizes["warm_fits"], rows)  # the same fits another way, same run
-    part["fits"] = rows
+    # the same fits another way, same run
+    variant_rows(bk, _Data(sizes, args.data), sizes["warm_fits"], rows, saved=lambda: budget(saved=True))
 
 
 def _step_probe(bk, cpu, args, part):
@@ -333,7 +348,9 @@ def _step_scale(bk, cpu, args, part):
 
 
 def _step_sweep(bk, cpu, args, part):
-    """DSG at growing sizes, device against the cpu engine on the same rows."""
+    """DSG at growing sizes, device against the cpu engine on the same rows; the device
+    twice: the default step, then the systems built ahead and the iterations replayed a
+    window of 16 at a time as CUDA graphs (:data:`GRAPH16_SWITCHES`)."""
     sizes = (256,) if args.small else (50_000, 200_000, 1_000_000)
     kw = {"n_iter": 2 if args.small else 200, "batch_size": 64 if args.small else 4096,
           "block_size": 16 if args.small else 256, "early_stopping": False, "random_state": 0}
@@ -342,19 +359,19 @@ def _step_sweep(bk, cpu, args, part):
     # one whole untimed device fit a path first: the first timed fit of a process paid
     # one-off work the short warm-up fits do not reach
     X, y = make_nonlinear_classes(sizes[0], 28, random_state=0, dtype=np.float32)
-    for fused in (True, False):
-        with launch_settings(fused=fused):
+    for graph in (False, True):
+        with _switched(GRAPH16_SWITCHES if graph else (), bk):
             dsg.fit(bk.asarray(X), y, backend=bk, **kw)
     for n in sizes:
         X, y = make_nonlinear_classes(n, 28, random_state=n, dtype=np.float32)
         row = {"rows": n}
-        # the device twice: the fused products (the default), then cuBLAS's product in memory
-        for label, backend, fused in (("device", bk, True), ("device_cublas", bk, False), ("cpu", cpu, True)):
+        for label, backend, switches in (("device", bk, ()), ("device_graph", bk, GRAPH16_SWITCHES),
+                                         ("cpu", cpu, ())):
             try:
                 pool_reset(backend)
                 Xb = backend.asarray(X)  # the rows on the engine's device before the timer, as a user's are
                 fit = _warmable(lambda b, k, w, Xb=Xb: dsg.fit(Xb, y, backend=b, **{**kw, **w}), {"n_iter": 2})
-                with launch_settings(fused=fused):
+                with _switched(switches, backend):
                     row[f"{label}_s"], row[f"{label}_acc"] = _timed_fit(backend, fit, dsg.predict, Xt, yt, True)
                 if label == "device":
                     row["device_pool_mb"] = pool_mb(backend)
@@ -362,8 +379,8 @@ def _step_sweep(bk, cpu, args, part):
                 row[f"{label}_error"] = f"{type(exc).__name__}: {exc}"
         if "device_s" in row and "cpu_s" in row:
             row["speedup_vs_cpu"] = row["cpu_s"] / row["device_s"]
-        if "device_s" in row and "device_cublas_s" in row:
-            row["fused_speedup"] = row["device_cublas_s"] / row["device_s"]
+        if "device_graph_s" in row and "cpu_s" in row:
+            row["graph_speedup_vs_cpu"] = row["cpu_s"] / row["device_graph_s"]
         rows.append(row)
         part["sweep"] = rows
 
@@ -377,8 +394,8 @@ ASV_SUITES = {"bench_rff": ("RFFPredict", "RFFWeightedSum", "RFFProductPath"),
 def _step_asv(bk, cpu, args, part):
     """The asv suites' rows as asv times them (setup, a warm call, the median of repeats),
     for the device and the cpu engine: what ``asv run --python=same --quick`` would record."""
-    import itertools
     import importlib
+    import itertools
 
     sys.path.insert(0, str(ROOT / "asv_bench"))
     rows = []
@@ -454,7 +471,7 @@ def markdown(report):
                   f"graph = eager: {gate.get('graph_equals_eager', '-')}"]
     if steps.get("fits", {}).get("fits") or steps.get("ops", {}).get("ops"):
         sub = {"fits": steps.get("fits", {}).get("fits", []), "ops": steps.get("ops", {}).get("ops", []),
-               "device": env.get("device") or {"name": "-", "peak_flops": 1.0, "peak_bytes": 1.0},
+               "device": env.get("device") or device_roofline(kbackends.resolve("cpu")),  # nominal when env did not run
                "tests": None, "started": report["started"], "backend": report["backend"],
                "sizes": "small" if report["small"] else "full", "host": "-", "seconds": 0.0}
         lines += ["", report_markdown(sub)]
@@ -466,8 +483,8 @@ def markdown(report):
                 lines.append(f"- {key}: " + json.dumps(probe[key], default=str))
     for key, cols in (("scale", ("rows", "feature_budget", "batch_size", "iterations", "fit_s", "rows_per_s",
                                  "accuracy", "device_pool_mb", "data_mb", "error")),
-                      ("sweep", ("rows", "device_s", "device_cublas_s", "fused_speedup", "cpu_s", "speedup_vs_cpu",
-                                 "device_acc", "device_cublas_acc", "cpu_acc", "device_pool_mb", "device_error",
+                      ("sweep", ("rows", "device_s", "device_graph_s", "cpu_s", "speedup_vs_cpu", "graph_speedup_vs_cpu",
+                                 "device_acc", "device_graph_acc", "cpu_acc", "device_pool_mb", "device_error",
                                  "cpu_error")),
                       ("asv", ("suite", "backend", "params", "median_s", "skipped", "error")),
                       ("shapes", ("shape", "predict_ms", "weighted_sum_ms", "predict_rel_diff",

@@ -8,12 +8,14 @@ compiles (or loads) the kernels outside the timed fit.
 
 from __future__ import annotations
 
+import contextlib
 import cProfile
 import io
 import math
 import pstats
 import time
 import traceback
+import warnings
 
 import numpy as np
 import scipy.sparse
@@ -22,7 +24,7 @@ from algorithms import DSGClassifier, dsg, s3gd, sbp, tsgs3vm, tsgsu
 from algorithms._engine import ahead, window
 from algorithms.datasets import load
 from algorithms.sbp import _loop as sbp_loop
-from kbackends import launch_counts, launch_settings, to_numpy
+from kbackends import CapturedGraph, launch_counts, launch_settings, to_numpy
 from kbackends.ops import is_sparse
 
 from .._optional import require
@@ -201,39 +203,65 @@ def fits(sizes, data):
     ]
 
 
+# The switches that turn the engine's graph path on: the systems built ahead and the
+# iterations run a window at a time (a CUDA graph each on CuPy); "bk": the backend's name.
+GRAPH_SWITCHES = ((ahead, "AUTO_BACKENDS", "bk"), (window, "AUTO_BACKENDS", "bk"))
+GRAPH16_SWITCHES = (*GRAPH_SWITCHES, (ahead, "SYSTEMS_AHEAD", 16))  # windows of 16 iterations
+
 # Fits timed again another way in the same run, each against its row above:
-# (key, title, the fit's key, the switches set while it is timed: (module, attribute, value),
-# "bk" for the backend's name).
+# (key, title, the fit's key, the switches set while it is timed: (module, attribute, value)).
 VARIANTS = (
+    ("sbp-a9a-run", "SBP on a9a, its iterations in one launch of one block (sbp_run)", "sbp-a9a",
+     ((sbp_loop, "CUDA_RUN", True),)),
+    ("dsg-ijcnn1-graph16", "DSG on ijcnn1, 16 iterations a window replayed as a CUDA graph", "dsg-ijcnn1",
+     GRAPH16_SWITCHES),
+    ("dsg-ijcnn1-graph16-first", "DSG on ijcnn1, windows of 16, the first window captured (no eager run)",
+     "dsg-ijcnn1", (*GRAPH16_SWITCHES, (CapturedGraph, "eager_runs", 0))),
+    ("dsg-ijcnn1-graph", "DSG on ijcnn1, 64 iterations a window replayed as a CUDA graph", "dsg-ijcnn1",
+     GRAPH_SWITCHES),
     ("dsg-ijcnn1-ahead", "DSG on ijcnn1, the systems built 64 iterations ahead", "dsg-ijcnn1",
      ((ahead, "AUTO_BACKENDS", "bk"),)),
-    ("dsg-ijcnn1-graph", "DSG on ijcnn1, 64 iterations a window replayed as a CUDA graph", "dsg-ijcnn1",
-     ((ahead, "AUTO_BACKENDS", "bk"), (window, "AUTO_BACKENDS", "bk"))),
-    ("dsg-ijcnn1-graph16", "DSG on ijcnn1, 16 iterations a window replayed as a CUDA graph", "dsg-ijcnn1",
-     ((ahead, "AUTO_BACKENDS", "bk"), (window, "AUTO_BACKENDS", "bk"), (ahead, "SYSTEMS_AHEAD", 16))),
-    ("sbp-a9a-run", "SBP on a9a, its iterations in one launch of one block (sbp_run)", "sbp-a9a",
+    ("sbp-a9a-csr-run", "SBP on a9a as CSR, its iterations in one launch of one block", "sbp-a9a-csr",
      ((sbp_loop, "CUDA_RUN", True),)),
 )
 
 
-def variant_rows(bk, d, warm, rows):
-    """The :data:`VARIANTS` rows: each fit timed (warmed as the others) with its switches
-    set, restored after; an error goes into the row."""
-    prepares = {"dsg-ijcnn1": lambda: _dsg_ijcnn1(d), "sbp-a9a": lambda: _sbp_a9a(d)}
-    for key, title, base, switches in VARIANTS:
-        row = {"fit": key, "title": title}
-        saved = [(module, name, getattr(module, name)) for module, name, _ in switches]
+@contextlib.contextmanager
+def _switched(switches, bk):
+    """``switches`` set while the block runs, restored after."""
+    saved = [(module, name, getattr(module, name)) for module, name, _ in switches]
+    try:
         for module, name, value in switches:
             setattr(module, name, (bk.name,) if value == "bk" else value)
+        yield
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+
+
+def variant_rows(bk, d, warm, rows, saved=lambda: None):
+    """The :data:`VARIANTS` rows: each fit timed (warmed as the others) with its switches
+    set; an error goes into the row; ``saved()`` after each row."""
+    prepares = {"dsg-ijcnn1": lambda: _dsg_ijcnn1(d), "sbp-a9a": lambda: _sbp_a9a(d),
+                "sbp-a9a-csr": lambda: _sbp_a9a(d, sparse=True)}
+    for key, title, base, switches in VARIANTS:
+        row = {"fit": key, "title": title}
+        counts = launch_counts()
+        pool_reset(bk)
         try:
-            fit, predict, Xt, yt = prepares[base]()
-            row["device_s"], row["device_acc"] = _timed_fit(bk, fit, predict, Xt, yt, warm)
+            with _switched(switches, bk), warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                fit, predict, Xt, yt = prepares[base]()
+                row["device_s"], row["device_acc"] = _timed_fit(bk, fit, predict, Xt, yt, warm)
+            row["warnings"] = sorted({str(w.message)[:300] for w in caught})  # a refused capture says so here
         except Exception as exc:  # noqa: BLE001 - the row says why
             row["device_error"] = f"{type(exc).__name__}: {exc}"
-        finally:
-            for module, name, value in saved:
-                setattr(module, name, value)
+            row["device_trace"] = traceback.format_exc(limit=4)
+        after = launch_counts()
+        row["launches"] = {k: after[k] - counts[k] for k in counts}
+        row["device_pool_mb"] = pool_mb(bk)
         rows.append(row)
+        saved()
 
 
 def _warmable(fit, short):
