@@ -60,7 +60,7 @@ def cmd_gpu_check(args):
     if unknown:
         raise UsageError(f"--only: unknown step(s) {', '.join(map(repr, unknown))} (known: {', '.join(check.STEPS)})")
     check.run(args.out, backend=args.backend, small=args.small, data=args.data, max_seconds=args.max_seconds,
-              only=only)
+              only=only, fits=args.fits, gate=args.gate)
     return 0
 
 
@@ -121,4 +121,8 @@ def add_tool_commands(sub, backends):
     quick.add_argument("--only", default="env,gate,fits,probe,scale,ops,sweep,asv",
                        help="comma-separated steps, run in the check's own order (default: all but shapes, "
                             "the fused kernels' launch-shape sweep)")
+    quick.add_argument("--fits", help="comma-separated rows of the fits step, e.g. 'sbp-a9a,sbp-a9a-run' "
+                                      "(default: the decisive fits and every variant row)")
+    quick.add_argument("--gate", help="comma-separated test files for the gate (default: the launch path's and "
+                                      "the kernels' tests)")
     quick.set_defaults(func=cmd_gpu_check)

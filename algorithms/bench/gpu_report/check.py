@@ -62,6 +62,7 @@ from . import SIZES
 from .device import device_roofline, pool_mb, pool_reset
 from .fits import (
     GRAPH16_SWITCHES,
+    VARIANTS,
     _Data,
     _switched,
     _timed_fit,
@@ -104,13 +105,19 @@ def _step_main(argv=None):
     parser.add_argument("--backend", default="cuda")
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--data")
+    parser.add_argument("--fits", help="comma-separated fit and variant keys (default: FIT_KEYS and every variant)")
+    parser.add_argument("--gate", help="comma-separated test files (default: GATE_TESTS)")
     args = parser.parse_args(argv)
     return run_step(args.step, args)
 
 
-def run(out, *, backend="cuda", small=False, data=None, max_seconds=300.0, only=STEPS, progress=print):
+def run(out, *, backend="cuda", small=False, data=None, max_seconds=300.0, only=STEPS, fits=None, gate=None,
+        progress=print):
     """Run the steps (``only``, in the module's order), each in its own process and
-    under its own limit; returns the report (a dict), also written to ``out``."""
+    under its own limit; returns the report (a dict), also written to ``out``.
+    ``fits``: the fits step's rows (comma-separated keys of :func:`.fits.fits` and
+    :data:`.fits.VARIANTS`; default :data:`FIT_KEYS` and every variant); ``gate``: the
+    gate's test files (default :data:`GATE_TESTS`)."""
     if isinstance(only, str):
         only = [s.strip() for s in only.split(",") if s.strip()]
     unknown = set(only) - set(STEPS)
@@ -136,7 +143,8 @@ def run(out, *, backend="cuda", small=False, data=None, max_seconds=300.0, only=
         part = parts / f"{step}.json"
         cmd = [sys.executable, "-m", "algorithms.bench.gpu_report.check", "--step", step, "--part", str(part),
                "--out", str(out), "--backend", backend] + (["--small"] if small else []) + \
-            (["--data", str(data)] if data else [])
+            (["--data", str(data)] if data else []) + (["--fits", fits] if fits else []) + \
+            (["--gate", gate] if gate else [])
         t0 = time.perf_counter()
         status = _run_limited(cmd, limit)
         entry = json.loads(part.read_text()) if part.exists() else {}
@@ -231,7 +239,7 @@ def _step_env(bk, cpu, args, part):
 
 
 def _step_gate(bk, cpu, args, part):
-    tests = SMALL_GATE if args.small else GATE_TESTS
+    tests = _keys(args.gate) or (SMALL_GATE if args.small else GATE_TESTS)
     cmd = [sys.executable, "-m", "pytest", "-q", "-rA", "-m", "cuda", "-p", "no:cacheprovider", *tests]
     try:
         import xdist  # noqa: F401 - spread the compilations over the host's cores where pytest-xdist is there
@@ -256,13 +264,18 @@ def _step_gate(bk, cpu, args, part):
                                   else "not run (test_engine_window.py is not in this gate)")
 
 
+def _keys(text):
+    return tuple(k.strip() for k in (text or "").split(",") if k.strip())
+
+
 def _sizes(small):
     return SIZES["small" if small else "full"]
 
 
 def _step_fits(bk, cpu, args, part):
     sizes = _sizes(args.small)
-    skip = {key for key, _, _ in fits(sizes, args.data)} - set(FIT_KEYS)
+    chosen = _keys(args.fits) or (*FIT_KEYS, *(key for key, *_ in VARIANTS))
+    skip = {key for key, _, _ in fits(sizes, args.data)} - set(chosen)
     # no fit timed with Numba's launches: measured once (docs/benchmarks.md "GPU", 3.1x slower
     # for DSG); the env step compares the two launches and every row counts them
     skip |= {"sbp-a9a:device_numba", "tsgsu-a9a:device_numba", "dsg-defaults-ijcnn1:device_numba",
@@ -278,7 +291,8 @@ def _step_fits(bk, cpu, args, part):
     run_fits(bk, cpu, sizes, args.data, skip, rows, budget, profile=profile)
     part["fits"] = rows
     # the same fits another way, same run
-    variant_rows(bk, _Data(sizes, args.data), sizes["warm_fits"], rows, saved=lambda: budget(saved=True))
+    variant_rows(bk, _Data(sizes, args.data), sizes["warm_fits"], rows, saved=lambda: budget(saved=True),
+                 keys=chosen, profile=profile)
 
 
 def _step_probe(bk, cpu, args, part):

@@ -239,12 +239,15 @@ def _switched(switches, bk):
             setattr(module, name, value)
 
 
-def variant_rows(bk, d, warm, rows, saved=lambda: None):
-    """The :data:`VARIANTS` rows: each fit timed (warmed as the others) with its switches
-    set; an error goes into the row; ``saved()`` after each row."""
+def variant_rows(bk, d, warm, rows, saved=lambda: None, keys=None, profile=None):
+    """The :data:`VARIANTS` rows (those in ``keys``, or all): each fit timed (warmed as
+    the others) with its switches set; an error goes into the row; ``saved()`` after
+    each row; with ``profile`` (a path) each fit profiled once more into it."""
     prepares = {"dsg-ijcnn1": lambda: _dsg_ijcnn1(d), "sbp-a9a": lambda: _sbp_a9a(d),
                 "sbp-a9a-csr": lambda: _sbp_a9a(d, sparse=True)}
     for key, title, base, switches in VARIANTS:
+        if keys is not None and key not in keys:
+            continue
         row = {"fit": key, "title": title}
         counts = launch_counts()
         pool_reset(bk)
@@ -253,6 +256,8 @@ def variant_rows(bk, d, warm, rows, saved=lambda: None):
                 warnings.simplefilter("always")
                 fit, predict, Xt, yt = prepares[base]()
                 row["device_s"], row["device_acc"] = _timed_fit(bk, fit, predict, Xt, yt, warm)
+                if profile is not None:
+                    _profile_fit(bk, fit, key, profile)
             row["warnings"] = sorted({str(w.message)[:300] for w in caught})  # a refused capture says so here
         except Exception as exc:  # noqa: BLE001 - the row says why
             row["device_error"] = f"{type(exc).__name__}: {exc}"
