@@ -43,7 +43,6 @@ from kbackends.kernel_tools import (
     warm_bands,
     warm_follow,
 )
-
 from ._cuda import block_draw
 from ._numba import band_move, step_bookkeeping
 
@@ -55,7 +54,7 @@ _SUMS = 4 * THREADS  # a shared array's size must be a constant, not an expressi
 _STOP, _GIVEN = 0, 1  # ctl: the iteration that needs a cold level (0: none), a cold level given for the first
 
 
-_SIG = ("void({f}[::1], int32[::1], int32[::1], {f}[:, ::1], int32[:, ::1], int64, {f}[::1], {f}[::1], {f}[::1], float64[::1],"
+_SIG = ("void({f}[::1], int32[::1], int32[::1], {f}[:, ::1], boolean, {f}[::1], {f}[::1], {f}[::1], float64[::1],"
         " float64[::1], float64[::1], float64[::1], int64[::1], float64[::1], float64[::1], float64[::1], float64[::1],"
         " {f}[::1], {f}[::1], int64[::1], int64, int64, int64, float64, float64, int64, int64, float64, float64)")
 PTX_SIGNATURES = {"_run": [_SIG.format(f="float32"), _SIG.format(f="float64")]}
@@ -65,42 +64,29 @@ PTX_FLOAT64_BY_DESIGN = {
 }
 
 
-# How the rows are laid out for the response update (thread i reads row i; consecutive
-# threads must read consecutive addresses, or one SM serves a warp's load as 32):
-_DENSE, _CSR, _ELL = 0, 1, 2  # dense X transposed (d, n); CSR; CSR padded to columns (width, n)
-_ELL_PADDING = 2.0  # ELL where its padded entries are at most this many times the nonzeros
-
-
 @cuda.jit(device=True)
-def _kernel_value(data, indices, indptr, Xt, ell_idx, layout, sq_norms, S, row, i, kernel_code, gamma):
-    """``k(x_i, x_row)`` (float64). Dense: ``Xt`` is X transposed; sparse rows against
-    the drawn row scattered in ``S``: ELL (``Xt`` the values, ``ell_idx`` the columns,
-    padded with zeros at column 0) or CSR. The sums run over each row's entries in
-    order, as the cpu engine's."""
+def _kernel_value(data, indices, indptr, Xd, sparse, sq_norms, S, row, i, kernel_code, gamma):
+    """``k(x_i, x_row)`` (float64); sparse rows against the drawn row scattered in ``S``."""
     acc = 0.0
-    if layout == _DENSE:
-        if kernel_code == 0:
-            for k in range(Xt.shape[0]):
-                diff = Xt[k, i] - Xt[k, row]
-                acc += diff * diff
-            return math.exp(-gamma * acc)
-        for k in range(Xt.shape[0]):
-            acc += Xt[k, i] * Xt[k, row]
-        return acc
-    if layout == _ELL:
-        for k in range(Xt.shape[0]):
-            acc += Xt[k, i] * S[ell_idx[k, i]]
-    else:
+    if sparse:
         for p in range(indptr[i], indptr[i + 1]):
             acc += data[p] * S[indices[p]]
+        if kernel_code == 0:
+            return math.exp(-gamma * max(sq_norms[i] + sq_norms[row] - 2.0 * acc, 0.0))
+        return acc
     if kernel_code == 0:
-        return math.exp(-gamma * max(sq_norms[i] + sq_norms[row] - 2.0 * acc, 0.0))
+        for k in range(Xd.shape[1]):
+            diff = Xd[i, k] - Xd[row, k]
+            acc += diff * diff
+        return math.exp(-gamma * acc)
+    for k in range(Xd.shape[1]):
+        acc += Xd[i, k] * Xd[row, k]
     return acc
 
 
 @cuda.jit(device=True)
-def _update(data, indices, indptr, Xt, ell_idx, layout, sq_norms, S, Y, C, C_bar, warm, red, row, w, s_avg, kernel_code,
-            gamma, tid):
+def _update(data, indices, indptr, Xd, sparse, sq_norms, S, Y, C, C_bar, warm, red, row, w, s_avg, kernel_code, gamma,
+            tid):
     """The response update ``C += y w k(X, x_row)``, ``C_bar += s_avg C`` and the warm
     level's bands moved with the heights (the in-band moves summed over the block);
     the drawn row's entries of ``S`` zeroed after (scattered there before)."""
@@ -110,7 +96,7 @@ def _update(data, indices, indptr, Xt, ell_idx, layout, sq_norms, S, Y, C, C_bar
     n_n = 0.0
     s_n = 0.0
     for i in range(tid, C.shape[0], THREADS):
-        acc = w * _kernel_value(data, indices, indptr, Xt, ell_idx, layout, sq_norms, S, row, i, kernel_code, gamma)
+        acc = w * _kernel_value(data, indices, indptr, Xd, sparse, sq_norms, S, row, i, kernel_code, gamma)
         c_old = C[i]
         C[i] = c_old + Y[i] * acc
         C_bar[i] += s_avg * float64(C[i])
@@ -126,13 +112,13 @@ def _update(data, indices, indptr, Xt, ell_idx, layout, sq_norms, S, Y, C, C_bar
     tree_sum(red, tid, THREADS, 4)  # its first barrier: every row updated, S no longer read
     if tid == 0:
         warm_follow(warm, red[0], red[THREADS], red[2 * THREADS], red[3 * THREADS])
-    if layout != _DENSE:
+    if sparse:
         for p in range(indptr[row] + tid, indptr[row + 1], THREADS):
             S[indices[p]] = 0.0
 
 
 @cuda.jit(**_BOUNDS)
-def _run(data, indices, indptr, Xt, ell_idx, layout, sq_norms, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm,
+def _run(data, indices, indptr, Xd, sparse, sq_norms, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm,
          band_p, band_n, S, cast, ctl, first, t0, t1, eta0, volume, n_pos, kernel_code, gamma, renormalise_below):
     red = cuda.shared.array(_SUMS, float64)
     cnt = cuda.shared.array(2, int64)
@@ -172,12 +158,12 @@ def _run(data, indices, indptr, Xt, ell_idx, layout, sq_norms, Y, C, C_bar, quad
             cast[2] = w  # in the responses' dtype
             cast[3] = s_avg
             share[0] = s_avg
-        if layout != _DENSE:  # the drawn row scattered into S
+        if sparse:  # the drawn row scattered into S
             for p in range(indptr[row] + tid, indptr[row + 1], THREADS):
                 S[indices[p]] = data[p]
         cuda.syncthreads()
         s_avg = share[0]
-        _update(data, indices, indptr, Xt, ell_idx, layout, sq_norms, S, Y, C, C_bar, warm, red, row, cast[2], s_avg,
+        _update(data, indices, indptr, Xd, sparse, sq_norms, S, Y, C, C_bar, warm, red, row, cast[2], s_avg,
                 kernel_code, gamma, tid)  # 3.
         # 4. the renormalisation: C *= s in C's dtype, s = 1, the next level cold
         if s_avg < renormalise_below:
@@ -206,11 +192,17 @@ def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, 
     launches again."""
     n = C.shape[0]
     f64 = xp.float64
+    sparse = hasattr(X, "indptr")
+    if sparse:
+        data, indices, indptr = X.data, X.indices, X.indptr
+        Xd = xp.zeros((1, 1), dtype=X.dtype)
+        S = xp.zeros((X.shape[1],), dtype=X.dtype)
+    else:
+        data, indices, indptr = xp.zeros((1,), dtype=X.dtype), xp.zeros((1,), dtype=xp.int32), \
+            xp.zeros((2,), dtype=xp.int32)
+        Xd, S = X, xp.zeros((1,), dtype=X.dtype)
+        sq_norms = xp.zeros((1,), dtype=X.dtype)
     with sync_free(False):  # a transfer a launch: where it stopped, and the state at the end
-        data, indices, indptr, Xt, ell_idx, layout = _layout(X, xp)
-        S = xp.zeros((X.shape[1] if layout != _DENSE else 1,), dtype=X.dtype)
-        if layout == _DENSE:
-            sq_norms = xp.zeros((1,), dtype=X.dtype)
         n_pos = int(xp.sum(Y > 0))
         scalars_d, warm_d = xp.asarray(scalars), xp.asarray(warm)
         band_p, band_n = xp.empty((n,), dtype=f64), xp.empty((n,), dtype=f64)
@@ -219,7 +211,7 @@ def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, 
         t, t1 = t0, t0 + uniforms.shape[0]
         while t < t1:
             with launch_context(xp) as stream:
-                run_kernel(_run, 1, THREADS, stream, data, indices, indptr, Xt, ell_idx, layout, sq_norms, Y, C, C_bar,
+                run_kernel(_run, 1, THREADS, stream, data, indices, indptr, Xd, bool(sparse), sq_norms, Y, C, C_bar,
                            quad_self, uniforms, scalars_d, idx_log, s_log, warm_d, band_p, band_n, S, cast, ctl, t0, t,
                            t1, float(eta0), float(volume), n_pos, int(kernel_code), float(gamma),
                            float(renormalise_below))
@@ -235,26 +227,3 @@ def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, 
         warm[:] = to_numpy(warm_d)
     return C, C_bar
 
-
-
-def _layout(X, xp):
-    """``(data, indices, indptr, Xt, ell_idx, layout)`` for :func:`_run`: dense X
-    transposed; CSR padded to ELL columns where the padding stays within
-    :data:`_ELL_PADDING` times the nonzeros, else CSR as it is. A copy of X's values
-    a call (a call runs up to a block of draws)."""
-    if not hasattr(X, "indptr"):
-        no_csr = xp.zeros((1,), dtype=X.dtype), xp.zeros((1,), dtype=xp.int32), xp.zeros((2,), dtype=xp.int32)
-        return (*no_csr, xp.ascontiguousarray(X.T), xp.zeros((1, 1), dtype=xp.int32), _DENSE)
-    n = X.shape[0]
-    lengths = xp.diff(X.indptr)
-    width = int(lengths.max()) if n else 0
-    nnz = int(X.indptr[-1])
-    if width * n > _ELL_PADDING * max(nnz, 1):
-        return X.data, X.indices, X.indptr, xp.zeros((1, 1), dtype=X.dtype), xp.zeros((1, 1), dtype=xp.int32), _CSR
-    rows = xp.repeat(xp.arange(n, dtype=xp.int32), lengths)
-    place = xp.arange(nnz, dtype=xp.int64) - xp.asarray(X.indptr, dtype=xp.int64)[rows]
-    values = xp.zeros((max(width, 1), n), dtype=X.dtype)
-    columns = xp.zeros((max(width, 1), n), dtype=xp.int32)
-    values[place, rows] = X.data[:nnz]
-    columns[place, rows] = X.indices[:nnz]
-    return X.data, X.indices, X.indptr, values, columns, _ELL
