@@ -182,13 +182,18 @@ def gn_inverses(systems, *, xp):
     """``_xp.gn_inverses`` by the systems' Cholesky factors: ``A^-1 = L^-T L^-1`` with
     ``L`` from one batched factorisation (cuSOLVER's potrfBatched: 7.4 us a 257 x 257
     system on an H100, against 101 us for cuBLAS's batched LU inverse,
-    docs/benchmarks.md "GPU"), ``L^-1`` by a triangular solve a system, the product
-    batched. NumPy (the simulator): the same steps with SciPy's triangular solve."""
+    docs/benchmarks.md "GPU"), ``L^-1`` by one batched triangular solve (CuPy's
+    ``solve_triangular`` takes stacks: cuBLAS's trsmBatched; a call a system cost 200
+    calls and a sixth of a profiled window fit's host time), the product batched.
+    NumPy (the simulator): the same steps, SciPy's triangular solve a system."""
     L = xp.linalg.cholesky(systems)
     eye = xp.eye(systems.shape[-1], dtype=systems.dtype)
     if is_cupy_namespace(xp):
         from cupyx.scipy.linalg import solve_triangular
+
+        L_inv = solve_triangular(L, xp.broadcast_to(eye, L.shape), lower=True)
     else:
         from scipy.linalg import solve_triangular
-    L_inv = xp.stack([solve_triangular(L[k, ...], eye, lower=True) for k in range(L.shape[0])])
+
+        L_inv = xp.stack([solve_triangular(L[k, ...], eye, lower=True) for k in range(L.shape[0])])
     return xp.matmul(xp.matrix_transpose(L_inv), L_inv)
