@@ -276,7 +276,8 @@ def _warmable(fit, short):
     """``fit(bk, rows, overrides)`` as ``fit(bk, warm)``: all rows, or (the warm-up) all rows
     with ``short``'s few iterations: the same shapes as the timed fit, so what is compiled or
     allocated once per shape (kernels typed for its arguments, CuPy's kernels and the pool's
-    blocks) stays out of its time (docs/benchmarks.md, "GPU": SBP's device fit)."""
+    blocks) stays out of its time (SBP's device fit on a9a took 6.45 s after a warm-up on
+    256 rows, 2.3 s after one on all rows)."""
 
     def run(bk, warm=False):
         return fit(bk, None, short) if warm else fit(bk, None, {})
