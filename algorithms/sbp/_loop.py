@@ -173,8 +173,8 @@ def _problem(X, targets, bk, *, nu, kernel, gamma, bias, batch_size, weights):
     )
 
 
-# The cuda engine's sbp_run (_kernels/_cuda_run.py) only where True: equal to the step-by-step
-# iteration under the simulator, not yet measured on a device (docs/benchmarks.md, "GPU").
+# The cuda engine's sbp_run (_kernels/_cuda_run.py) only where True: the step-by-step model, but
+# 4x slower than the step-by-step iteration on an H100 (docs/benchmarks.md, "The SBP run").
 CUDA_RUN = False
 
 
