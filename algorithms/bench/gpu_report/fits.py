@@ -285,18 +285,26 @@ def _warmable(fit, short):
     return run
 
 
+# A fit that takes under this many seconds is timed twice more and the median kept: one
+# timed fit of DSG on a fresh GPU host varied up to 2x between runs (docs/benchmarks.md, "GPU").
+REPEAT_UNDER = 1.0
+
+
 def _timed_fit(bk, fit, predict, Xt, yt, warm):
     """(fit seconds, test accuracy) of a fit, after a warm-up fit on a few rows
-    (compilation, outside the timer) if ``warm``."""
+    (compilation, outside the timer) if ``warm``; the median of three where one fit takes
+    under :data:`REPEAT_UNDER` seconds."""
     if warm:
         fit(bk, warm=True)
-    bk.synchronize()
-    start = time.perf_counter()
-    model = fit(bk)
-    bk.synchronize()
-    seconds = time.perf_counter() - start
+    times = []
+    while len(times) < (1 if times and times[0] >= REPEAT_UNDER else 3):
+        bk.synchronize()
+        start = time.perf_counter()
+        model = fit(bk)
+        bk.synchronize()
+        times.append(time.perf_counter() - start)
     pred = np.asarray(to_numpy(predict(model, Xt if is_sparse(Xt) else bk.asarray(Xt), backend=bk)))
-    return seconds, float(np.mean(pred == np.asarray(yt)))
+    return float(np.median(times)), float(np.mean(pred == np.asarray(yt)))
 
 
 def _profile_fit(bk, fit, key, path):
