@@ -75,3 +75,14 @@ def test_the_shape_sweep_restores_the_kernels_constants(device_tool_backend):
 def test_unknown_steps_are_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown step"):
         check.run(tmp_path, only="env,warp")
+
+
+@pytest.mark.cuda
+def test_the_sbp_run_probe_times_both_engines_on_the_same_rows(gpu):
+    from algorithms.bench.gpu_report.probe import sbp_run_costs
+
+    (row,) = sbp_run_costs(gpu, shapes=((96, 4),), n_iter=12)["rows"]
+    assert (row["rows"], row["values"]) == (96, 4)
+    assert row["device_ms_an_iteration"] > 0 and row["cpu_ms_an_iteration"] > 0
+    assert sum(row["launches"].values()) >= 1  # the run, and again after each cold level
+    assert all(0 <= m <= 96 for m in row["bands_at_end"])

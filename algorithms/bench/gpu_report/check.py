@@ -78,7 +78,7 @@ from .shapes import sweep_shapes
 
 STEPS = ("env", "gate", "fits", "probe", "scale", "ops", "sweep", "asv", "shapes")
 # Each step's limit in seconds on a GPU host, and on the simulator (a dry run).
-LIMITS = {"env": 40, "gate": 100, "fits": 150, "probe": 40, "ops": 90, "scale": 110, "sweep": 60, "asv": 40,
+LIMITS = {"env": 40, "gate": 100, "fits": 150, "probe": 60, "ops": 90, "scale": 110, "sweep": 60, "asv": 40,
           "shapes": 60}
 SMALL_LIMITS = {"env": 60, "gate": 240, "fits": 240, "probe": 60, "ops": 120, "scale": 120, "sweep": 120,
                 "asv": 120, "shapes": 120}
@@ -492,7 +492,7 @@ def markdown(report):
     probe = steps.get("probe", {})
     if probe:
         lines += ["", "## probe", ""]
-        for key in ("launch", "solve", "iteration", "ahead_iteration", "fused_resources", "skipped"):
+        for key in ("launch", "solve", "iteration", "ahead_iteration", "fused_resources", "sbp_run", "skipped"):
             if key in probe:
                 lines.append(f"- {key}: " + json.dumps(probe[key], default=str))
     for key, cols in (("scale", ("rows", "feature_budget", "batch_size", "iterations", "fit_s", "rows_per_s",

@@ -22,7 +22,11 @@ device clock, and returns ``{"skipped": why}``):
 - ``ahead_iteration``: the same iteration with the system inverted ahead and no cuBLAS or
   cuSOLVER call inside it (the fused features, CuPy reductions for the right-hand side
   and the step), the state updated in place: eager, then captured and replayed, as above;
-- ``fused_resources``: registers and local memory a thread of each fused rff kernel takes.
+- ``fused_resources``: registers and local memory a thread of each fused rff kernel takes;
+- ``sbp_run``: SBP's one-block run (``sbp_run``) in milliseconds an iteration on synthetic
+  rows of 2,048 and 32,768 rows of 8 and 123 values (RBF; the cpu engine's run beside it,
+  the launches, the warm bands' sizes at the end): how its time splits between the work
+  a row (grows with rows and values) and the serial steps of an iteration (does not).
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ import time
 
 import numpy as np
 
-from kbackends import launch_settings, losses, ops
-from kbackends.kernel_tools import launch_context, run_kernel
+import algorithms.sbp  # noqa: F401 - registers SBP's kernels (sbp_run)
+from kbackends import get_kernel, launch_counts, launch_settings, losses, ops, resolve, to_numpy
+from kbackends.kernel_tools import WARM_STATE, launch_context, run_kernel
 from kbackends.random import omega_block
 from kbackends.testing import kernel_module
 
@@ -55,7 +60,8 @@ def probe(bk):
         return {"skipped": f"backend {bk.name}: the probe times a device (CuPy and CUDA events)"}
     out = {}
     for name, fn in (("launch", _launch), ("solve", _solve), ("iteration", _iteration),
-                     ("ahead_iteration", _ahead_iteration), ("fused_resources", _fused_resources)):
+                     ("ahead_iteration", _ahead_iteration), ("fused_resources", _fused_resources),
+                     ("sbp_run", sbp_run_costs)):
         try:
             out[name] = fn(bk)
         except Exception as exc:  # noqa: BLE001 - each measurement is its own finding
@@ -295,3 +301,47 @@ def _ahead_iteration(bk, n=50_000, d=28, B=4096, F=256, n_iter=200):
         state["cache"][...] = ops.rff_predict_add(X, omega, phase, delta, state["cache"], shrink=0.999, backend=bk)
 
     return {"shape": f"n={n}, d={d}, batch={B}, block={F}", **_eager_then_graph(bk, iteration, state, n_iter)}
+
+
+def sbp_run_costs(bk, shapes=((2048, 8), (2048, 123), (32768, 8), (32768, 123)), n_iter=400, nu=0.011):
+    """SBP's run on ``bk`` and on the cpu engine, ``n_iter`` iterations of RBF on each
+    (rows, values) shape: two overlapping float32 classes with 10% of the labels flipped,
+    gamma 1 / values, the volume ``nu`` times the rows (a9a's fit: 32,561 x 123, nu 0.011).
+    A first call of 10 iterations compiles outside the timer."""
+    rows = []
+    rng = np.random.default_rng(0)
+    for n, d in shapes:
+        y = np.where(rng.random(n) < 0.5, 1.0, -1.0).astype(np.float32)
+        X = (rng.standard_normal((n, d)) + 0.5 * y[:, None]).astype(np.float32)
+        y[rng.random(n) < 0.1] *= -1
+        row = {"rows": n, "values": d}
+        for label, engine in (("device", bk), ("cpu", resolve("cpu"))):
+            ms, launches, bands = _sbp_run_once(engine, X, y, n_iter, nu)
+            row[f"{label}_ms_an_iteration"] = ms
+            if label == "device":
+                row["launches"], row["bands_at_end"] = launches, bands
+        rows.append(row)
+    return {"rows": rows}
+
+
+def _sbp_run_once(bk, X, y, n_iter, nu):
+    run = get_kernel("sbp_run", bk)
+    n, d = X.shape
+    C, C_bar = bk.asarray(np.zeros(n, dtype=X.dtype)), bk.asarray(np.zeros(n))
+    Y, ones, X_d = bk.asarray(y), bk.asarray(np.ones(n)), bk.asarray(X)
+    idx_log, s_log = bk.asarray(np.zeros(n_iter + 10, dtype=np.int64)), bk.asarray(np.zeros(n_iter + 10))
+    uniforms = bk.asarray(np.random.default_rng(1).random(n_iter + 10))
+    scalars, warm = np.array([1.0, 0.0, 0.0, 0.0, 0.0]), np.zeros(WARM_STATE)
+    args = {"xp": bk.xp, "eta0": 1.0, "volume": nu * n, "kernel_code": 0, "gamma": 1.0 / d,
+            "renormalise_below": 1e-3}
+    run(X_d, Y, C, C_bar, ones, uniforms[:10], scalars, idx_log, s_log, warm, t0=0, **args)
+    bk.synchronize()
+    before = launch_counts()
+    start = time.perf_counter()
+    run(X_d, Y, C, C_bar, ones, uniforms[10:], scalars, idx_log, s_log, warm, t0=10, **args)
+    bk.synchronize()
+    ms = 1e3 * (time.perf_counter() - start) / n_iter
+    after = launch_counts()
+    c, t_pos, t_neg, d_pos, d_neg = np.asarray(to_numpy(C), dtype=np.float64), *warm[:4]
+    bands = [int(np.sum((y > 0) & (np.abs(c - t_pos) <= d_pos))), int(np.sum((y < 0) & (np.abs(c - t_neg) <= d_neg)))]
+    return ms, {k: after[k] - before[k] for k in after}, bands
