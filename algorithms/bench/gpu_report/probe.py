@@ -36,7 +36,15 @@ import time
 import numpy as np
 
 import algorithms.sbp  # noqa: F401 - registers SBP's kernels (sbp_run)
-from kbackends import get_kernel, launch_counts, launch_settings, losses, ops, resolve, to_numpy
+from kbackends import (
+    get_kernel,
+    launch_counts,
+    launch_settings,
+    losses,
+    ops,
+    resolve,
+    to_numpy,
+)
 from kbackends.kernel_tools import WARM_STATE, launch_context, run_kernel
 from kbackends.random import omega_block
 from kbackends.testing import kernel_module
