@@ -49,12 +49,15 @@ Numba (cpu)
     The bands the next warm level starts from (each basin's surface and half-width),
     and their move with the heights: per basin, the count and the sum of the moves of
     the heights that were inside its band since the last level.
-:func:`biased_level_warm_block` ``(c, y, n_pos, volume, state, band_p, band_n, red, cnt, share, tid, width)``,
-:func:`refit_warm_block` ``(c, y, n_pos, state, gamma, b, band_p, band_n, red, cnt, share, tid, width)``
+:func:`biased_level_warm_block` ``(c, y, n_pos, volume, state, band_p, band_n, sort_p, sort_n, red, cnt, share,
+tid, width)``,
+:func:`refit_warm_block` ``(c, y, n_pos, state, gamma, b, band_p, band_n, sort_p, sort_n, red, cnt, share, tid,
+width)``
     CUDA device functions, for a kernel of one block that runs many iterations: the
     warm two-basin level on the block's threads (``(gamma, b, ok)``; ``ok`` False
     where the cold selection is needed, which the caller runs), and the bands refitted
-    around a cold level.
+    around a cold level. ``sort_p``, ``sort_n``: the kernel's shared float64 arrays of
+    ``SHARED_BAND`` values, where the block sorts the bands.
 :func:`fast_exp` ``(x)``
     Inside an ``@njit`` loop: float64 ``exp`` to 1 ulp that LLVM vectorises (the C
     library's is a call it cannot), for loops compiled with fast-math.
@@ -95,7 +98,7 @@ if TYPE_CHECKING:  # for readers, IDEs and type checkers; at run time each name 
     from .kernels._numba_exp import fast_exp
     from .kernels.waterfill._warm import WARM_STATE, biased_level_warm, warm_bands, warm_follow
     from .kernels.waterfill._warm_plain import level_warm, segment_follow
-    from .kernels.waterfill._cuda_warm import biased_level_warm_block, refit_warm_block
+    from .kernels.waterfill._cuda_warm import SHARED_BAND, biased_level_warm_block, refit_warm_block
     from .kernels.waterfill._warm_widths import biased_level_weighted_warm
 
 # name -> the private module that defines it (one object: Numba's overloads of cos /
@@ -112,11 +115,12 @@ _HOME = {
     **dict.fromkeys(("biased_level_warm", "warm_bands", "warm_follow", "WARM_STATE"), "kbackends.kernels.waterfill._warm"),
     **dict.fromkeys(("level_warm", "segment_follow"), "kbackends.kernels.waterfill._warm_plain"),
     "biased_level_weighted_warm": "kbackends.kernels.waterfill._warm_widths",
-    **dict.fromkeys(("biased_level_warm_block", "refit_warm_block"), "kbackends.kernels.waterfill._cuda_warm"),
+    **dict.fromkeys(("biased_level_warm_block", "refit_warm_block", "SHARED_BAND"),
+                    "kbackends.kernels.waterfill._cuda_warm"),
 }
 
 __all__ = [
-    "BLOCK_2D", "HALF", "INF", "WARM_STATE", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D",
+    "BLOCK_2D", "HALF", "INF", "SHARED_BAND", "WARM_STATE", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D",
     "TWO", "ZERO", "biased_level_warm", "biased_level_warm_block", "biased_level_weighted_warm", "blocks_for", "chunk_rows", "contiguous", "cos",
     "fast_exp", "grid_1d", "grid_2d", "launch_context", "level_warm", "prefetch", "row_passes", "run_kernel",
     "refit_warm_block", "segment_follow", "sincos", "tree_sum", "warm_bands", "warm_follow",

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 import algorithms.sbp  # noqa: F401  (registers the kernels)
 from algorithms import sbp
 from algorithms.sbp import _loop
+from algorithms.sbp._kernels import _cuda_run
 from kbackends import get_kernel, ops, resolve, to_numpy
 from kbackends.kernel_tools import WARM_STATE
 from kbackends.testing import two_blobs
@@ -66,6 +67,14 @@ def test_the_cuda_run_equals_the_cpu_run(gpu, sparse, kernel_code, dtype):
     for g, w in zip(got[1:5], want[1:5]):
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
     np.testing.assert_allclose(got[5][:4], want[5][:4], rtol=tol, atol=tol)  # the bands
+
+
+def test_bands_past_shared_memory_sorted_in_device_memory(gpu, monkeypatch):
+    """Bands too large for the block's shared arrays are sorted by one thread in device
+    memory: the same run (forced here with shared arrays of one value; under the
+    simulator, which sizes them when it runs)."""
+    monkeypatch.setattr(_cuda_run, "SHARED_BAND", 1)
+    test_the_cuda_run_equals_the_cpu_run(gpu, False, 0, np.float64)
 
 
 def test_a_fit_through_the_cuda_run_equals_the_step_by_step_fit(gpu, monkeypatch):

@@ -5,6 +5,7 @@ several tiles, ties, constant heights, many and empty segments, both dtypes."""
 
 import numpy as np
 import pytest
+from numba import cuda
 
 from kbackends import to_numpy
 from kbackends.testing import assert_matches_oracle, kernel_module
@@ -164,3 +165,29 @@ def test_biased_past_one_block_runs_the_array_form(gpu, dtype_name, monkeypatch)
     for a, b in zip(got, want):
         assert to_numpy(a).dtype == np.dtype(dtype_name)
         assert float(to_numpy(a)) == pytest.approx(float(b), abs=1e-5 * 7)
+
+
+def test_the_blocks_bitonic_sort_orders_any_count(gpu):
+    """The warm level's band sort (``_cuda_warm._block_sort``: one block, shared memory in
+    the run, here a device array) against NumPy's sort: counts around powers of two, ties,
+    -0.0 and negatives; what lies past the count is left as padding."""
+    rng = np.random.default_rng(0)
+    for m in (0, 1, 2, 3, 31, 32, 33, 100, 257):
+        values = np.round(rng.standard_normal(m), 1)  # ties
+        if m > 3:
+            values[:2] = -0.0, 0.0
+        a = np.full(512, np.nan)
+        a[:m] = values
+        a_dev = gpu.asarray(a)
+        _sort[1, _WIDTH](a_dev, m)
+        got = np.asarray(to_numpy(a_dev))
+        np.testing.assert_array_equal(got[:m], np.sort(values))
+
+
+_WIDTH = 32
+_block_sort = kernel_module("waterfill", "cuda_warm")._block_sort
+
+
+@cuda.jit
+def _sort(a, m):
+    _block_sort(a, m, cuda.threadIdx.x, _WIDTH)

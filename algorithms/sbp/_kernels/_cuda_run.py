@@ -34,6 +34,7 @@ from numba import config, cuda, float64, int64
 
 from kbackends import ops, sync_free, to_numpy
 from kbackends.kernel_tools import (
+    SHARED_BAND,
     WARM_STATE,
     biased_level_warm_block,
     launch_context,
@@ -43,6 +44,7 @@ from kbackends.kernel_tools import (
     warm_bands,
     warm_follow,
 )
+
 from ._cuda import block_draw
 from ._numba import band_move, step_bookkeeping
 
@@ -126,6 +128,8 @@ def _run(data, indices, indptr, Xd, sparse, sq_norms, Y, C, C_bar, quad_self, un
     scan_lt = cuda.shared.array(THREADS, int64)
     scan_le = cuda.shared.array(THREADS, int64)
     found = cuda.shared.array(1, int64)
+    sort_p = cuda.shared.array(SHARED_BAND, float64)  # the bands, sorted by the block
+    sort_n = cuda.shared.array(SHARED_BAND, float64)
     tid = cuda.threadIdx.x
     n = C.shape[0]
     for t in range(t0 + 1, t1 + 1):
@@ -134,12 +138,13 @@ def _run(data, indices, indptr, Xd, sparse, sq_norms, Y, C, C_bar, quad_self, un
         if ctl[_GIVEN] != 0:
             gamma_t = scalars[2]
             b_t = scalars[3]
-            refit_warm_block(C, Y, n_pos, warm, gamma_t, b_t, band_p, band_n, red, cnt, share, tid, THREADS)
+            refit_warm_block(C, Y, n_pos, warm, gamma_t, b_t, band_p, band_n, sort_p, sort_n, red, cnt, share, tid,
+                             THREADS)
             if tid == 0:
                 ctl[_GIVEN] = 0
         else:
-            gamma_t, b_t, ok = biased_level_warm_block(C, Y, n_pos, volume / s, warm, band_p, band_n, red, cnt, share,
-                                                       tid, THREADS)
+            gamma_t, b_t, ok = biased_level_warm_block(C, Y, n_pos, volume / s, warm, band_p, band_n, sort_p, sort_n,
+                                                       red, cnt, share, tid, THREADS)
             if not ok:
                 if tid == 0:
                     ctl[_STOP] = t

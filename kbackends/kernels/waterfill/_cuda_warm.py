@@ -2,13 +2,15 @@
 ``biased_level_warm`` for a kernel that runs many iterations in one launch.
 
 The pass over the heights (the counts and sums below each basin's band, the band's
-values copied) runs on every thread of the block, the rest on thread 0 with the
-same functions as the Numba kernels (:func:`._warm._biased_from_band`,
-:func:`._warm.answered`, :func:`._warm.refit_sorted`): the bands hold a few dozen
-values, so a sort and a scan of them by one thread cost less than a barrier more.
-The bands are copied in whatever order the threads find their values, then sorted;
-the sums below them are added in the block's tree order: the level equals the
-Numba kernels' to rounding.
+values copied) runs on every thread of the block; each band is then sorted by the
+block in shared memory (a bitonic sort) and thread 0 applies the same functions as
+the Numba kernels to the sorted bands (:func:`._warm._biased_from_band`,
+:func:`._warm.answered`, :func:`._warm.refit_sorted`). a9a's bands hold a few hundred
+values (398 both together at the median of a 4,000-iteration fit, up to 3,636): one
+thread sorting them in device memory waits on a load at each step. A band longer than
+the shared arrays (:data:`SHARED_BAND` values) is sorted that way all the same. The
+sums below the bands are added in the block's tree order: the level equals the Numba
+kernels' to rounding (the sorted bands are the same).
 
 The cold selection is not here: :func:`biased_level_warm_block` reports a miss (no
 valid state, or ``_TRIES`` bands without the level) and the caller finds the level
@@ -16,15 +18,32 @@ by the cold kernel, then hands it to :func:`refit_warm_block`, which fits the ba
 around it as the Numba kernels do after a cold level.
 
 Every thread of the block calls these functions (they hold barriers). Scratch:
-``band_p``, ``band_n`` float64 arrays of the heights' length; ``red`` a shared
-float64 array of ``4 * width`` values, ``cnt`` a shared int64 array of 2, ``share`` a
-shared float64 array of 4 (the answers broadcast to the block).
+``band_p``, ``band_n`` float64 arrays of the heights' length; ``sort_p``, ``sort_n``
+shared float64 arrays of :data:`SHARED_BAND` values; ``red`` a shared float64 array
+of ``4 * width`` values, ``cnt`` a shared int64 array of 2, ``share`` a shared
+float64 array of 4 (the answers broadcast to the block).
 """
+
+import math
 
 from numba import cuda, float64
 
 from .._cuda_block import tree_sum
-from ._warm import _ANSWERED, _TRIES, _VALID, _WIDEN, _band_limit, _biased_from_band, _remember, answered, refit_sorted
+from ._warm import (
+    _ANSWERED,
+    _TRIES,
+    _VALID,
+    _WIDEN,
+    _band_limit,
+    _biased_from_band,
+    _remember,
+    answered,
+    refit_sorted,
+)
+
+# Each band is sorted in shared memory up to this many values: two float64 arrays, 32 KB of
+# a block's 48 KB of static shared memory.
+SHARED_BAND = 2048
 
 
 @cuda.jit(device=True)
@@ -77,7 +96,46 @@ def _shell_sort(a, m):
 
 
 @cuda.jit(device=True)
-def biased_level_warm_block(c, y, n_pos, volume, state, band_p, band_n, red, cnt, share, tid, width):
+def _block_sort(a, m, tid, width):
+    """``a[:m]`` sorted in place by the block's ``width`` threads (a bitonic sort over the
+    next power of two, padded with +inf; ``a`` holds at least that many values)."""
+    if m < 2:  # every thread returns: m is the block's
+        return
+    size = 2
+    while size < m:
+        size *= 2
+    for i in range(m + tid, size, width):
+        a[i] = math.inf
+    cuda.syncthreads()
+    k = 2
+    while k <= size:
+        j = k // 2
+        while j > 0:
+            for i in range(tid, size, width):
+                other = i ^ j
+                if other > i:
+                    lo = a[i]
+                    hi = a[other]
+                    if (lo > hi) if (i & k) == 0 else (lo < hi):
+                        a[i] = hi
+                        a[other] = lo
+            cuda.syncthreads()
+            j //= 2
+        k *= 2
+
+
+@cuda.jit(device=True)
+def _to_shared(band, m, shared, tid, width):
+    """``band[:m]`` copied to ``shared`` and sorted there by the block."""
+    for i in range(tid, m, width):
+        shared[i] = band[i]
+    cuda.syncthreads()
+    _block_sort(shared, m, tid, width)
+
+
+@cuda.jit(device=True)
+def biased_level_warm_block(c, y, n_pos, volume, state, band_p, band_n, sort_p, sort_n, red, cnt, share, tid,
+                            width):
     """``(gamma, b, ok)`` to every thread: the level and bias of the two-basin problem
     from the warm ``state`` (updated in place as ``_warm.biased_level_warm`` does), or
     ``ok`` False where it would run the cold selection (the caller's: then
@@ -99,16 +157,18 @@ def biased_level_warm_block(c, y, n_pos, volume, state, band_p, band_n, red, cnt
                 d_pos /= _WIDEN
                 d_neg /= _WIDEN
                 break
+            shared = m_p <= sort_p.shape[0] and m_n <= sort_n.shape[0]
+            if shared:
+                _to_shared(band_p, m_p, sort_p, tid, width)
+                _to_shared(band_n, m_n, sort_n, tid, width)
             if tid == 0:
-                _shell_sort(band_p, m_p)
-                _shell_sort(band_n, m_n)
                 red[0], red[1], red[2], red[3] = n_p, s_p, n_n, s_n  # the sums as _biased_from_band reads them
-                gamma, b, ok = _biased_from_band(band_p, m_p, band_n, m_n, red, n_pos, n_neg, volume)
-                if ok:
-                    answered(state, gamma, b, band_p, m_p, n_p, band_n, m_n, n_n)
-                    share[0] = gamma
-                    share[1] = b
-                    share[2] = 1.0
+                if shared:
+                    _band_rule(state, sort_p, m_p, n_p, sort_n, m_n, n_n, red, n_pos, n_neg, volume, share)
+                else:
+                    _shell_sort(band_p, m_p)
+                    _shell_sort(band_n, m_n)
+                    _band_rule(state, band_p, m_p, n_p, band_n, m_n, n_n, red, n_pos, n_neg, volume, share)
             cuda.syncthreads()
             if share[2] != 0.0:
                 result = (share[0], share[1], True)
@@ -124,7 +184,19 @@ def biased_level_warm_block(c, y, n_pos, volume, state, band_p, band_n, red, cnt
 
 
 @cuda.jit(device=True)
-def refit_warm_block(c, y, n_pos, state, gamma, b, band_p, band_n, red, cnt, share, tid, width):
+def _band_rule(state, band_p, m_p, below_p, band_n, m_n, below_n, sums, n_pos, n_neg, volume, share):
+    """Thread 0: the two-basin rule on the sorted bands; a level found goes to the warm
+    state and to ``share`` (``share[2]`` 1)."""
+    gamma, b, ok = _biased_from_band(band_p, m_p, band_n, m_n, sums, n_pos, n_neg, volume)
+    if ok:
+        answered(state, gamma, b, band_p, m_p, below_p, band_n, m_n, below_n)
+        share[0] = gamma
+        share[1] = b
+        share[2] = 1.0
+
+
+@cuda.jit(device=True)
+def refit_warm_block(c, y, n_pos, state, gamma, b, band_p, band_n, sort_p, sort_n, red, cnt, share, tid, width):
     """After a cold level ``(gamma, b)``: the surfaces remembered and each basin's band
     refitted around them (``_warm.biased_level_warm``'s lines after the cold
     selection), from the half-widths in ``state[2:4]`` (those a miss left), or, with no
@@ -150,16 +222,26 @@ def refit_warm_block(c, y, n_pos, state, gamma, b, band_p, band_n, red, cnt, sha
     cuda.syncthreads()
     m_p, m_n, n_p, _, n_n, _ = _band_pass_block(c, y, state[0], state[1], d_pos, d_neg, band_p, band_n, red, cnt,
                                                 tid, width)
+    sortable = m_p <= _band_limit(n) and m_n <= _band_limit(n)  # else _refit only narrows the band
+    shared = sortable and m_p <= sort_p.shape[0] and m_n <= sort_n.shape[0]
+    if shared:
+        _to_shared(band_p, m_p, sort_p, tid, width)
+        _to_shared(band_n, m_n, sort_n, tid, width)
     if tid == 0:
-        state[2] = _refit_block(band_p, m_p, n_p, n_pos, state[0], d_pos, n)
-        state[3] = _refit_block(band_n, m_n, n_n, n - n_pos, state[1], d_neg, n)
+        if shared:
+            state[2] = _refit_block(sort_p, m_p, n_p, n_pos, state[0], d_pos, n, False)
+            state[3] = _refit_block(sort_n, m_n, n_n, n - n_pos, state[1], d_neg, n, False)
+        else:
+            state[2] = _refit_block(band_p, m_p, n_p, n_pos, state[0], d_pos, n, True)
+            state[3] = _refit_block(band_n, m_n, n_n, n - n_pos, state[1], d_neg, n, True)
     cuda.syncthreads()
 
 
 @cuda.jit(device=True)
-def _refit_block(band, m, below, total, surface, width, n):
-    """``_warm._refit`` by one thread: the band sorted here."""
+def _refit_block(band, m, below, total, surface, width, n, unsorted):
+    """``_warm._refit`` by one thread: the band sorted here where ``unsorted``."""
     if m > _band_limit(n):
         return width / _WIDEN
-    _shell_sort(band, m)
+    if unsorted:
+        _shell_sort(band, m)
     return refit_sorted(band, m, below, total, surface, width)
