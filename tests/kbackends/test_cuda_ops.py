@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import kbackends
-from kbackends import launch_settings, ops, to_numpy
+from kbackends import launch_counts, launch_settings, ops, to_numpy
 from kbackends.testing import kernel_module
 
 launch = kernel_module(None, "cuda_launch")
@@ -158,6 +158,27 @@ def test_response_update_over_chunks(bk, small_chunks, dtype_name, kernel):
     got = _cuda.kernel_response_update(*(bk.asarray(a) for a in (X, idx, w, y, c)), xp=bk.xp, kernel=kernel, gamma=0.4)
     expected = _xp.kernel_response_update(X, idx, w, y, c, xp=np, kernel=kernel, gamma=0.4)
     _close(got, expected, dtype_name, 1 + np.abs(w).sum() * (1 if kernel == "rbf" else 10 * d))
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+@pytest.mark.parametrize(("n", "d"), [(1, 1), (9, 40), (21, 5)])
+def test_one_row_response_in_one_launch(bk, dtype_name, kernel, n, d):
+    """Batch 1 (SBP's default iteration): one warp a row, the row read on the device,
+    with the rows' squared norms given or not; against the reference's general path."""
+    _cuda, _xp = kernel_module("response", "cuda"), kernel_module("response", "xp")
+    rng = np.random.default_rng(n + d)
+    X = rng.standard_normal((n, d)).astype(dtype_name)
+    idx, w = np.array([n // 2]), rng.standard_normal(1).astype(dtype_name)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0).astype(dtype_name)
+    c = rng.standard_normal(n).astype(dtype_name)
+    expected = _xp.kernel_response_update(X, idx, w, y, c, xp=np, kernel=kernel, gamma=0.4)
+    for sq in (None, (X.astype(np.float64) ** 2).sum(axis=1).astype(dtype_name)):
+        extra = {} if sq is None else {"sq_norms": bk.asarray(sq)}
+        launches = launch_counts()
+        got = _cuda.kernel_response_update(*(bk.asarray(a) for a in (X, idx, w, y, c)), xp=bk.xp, kernel=kernel,
+                                           gamma=0.4, **extra)
+        assert sum(launch_counts().values()) - sum(launches.values()) == 1  # the one kernel
+        _close(got, expected, dtype_name, 1 + np.abs(w).sum() * (1 if kernel == "rbf" else 10 * d))
 
 
 def test_anchor_ops_over_chunks_and_repeatable(bk, small_chunks, dtype_name):

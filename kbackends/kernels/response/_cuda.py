@@ -55,6 +55,37 @@ def _rbf_response(Dt, sq_x, sq_s, w, neg_gamma, c, y, out):
     out[i] = c[i] + y[i] * acc
 
 
+_WARP = 32
+_ROWS_A_BLOCK = 8  # warps of a block of 256 threads, one row a warp
+
+
+@cuda.jit(cache=True)
+def _one_row_response(X, idx, sq_x, w, neg_gamma, rbf, c, y, out):
+    """Batch 1 in one launch: ``out[i] = c[i] + y[i] (w[0] k(x_i, x_r))``, r = ``idx[0]``
+    read on the device (no gather of the row, no separate product or norms). A warp a
+    row: lane l sums entries l, l + 32, ... (a warp reads 32 consecutive values of its
+    row at once), lane 0 adds the 32 partial sums in order."""
+    lane = cuda.threadIdx.x % _WARP
+    warp = cuda.threadIdx.x // _WARP
+    i = cuda.blockIdx.x * _ROWS_A_BLOCK + warp
+    partial = cuda.shared.array((_ROWS_A_BLOCK, _WARP), X.dtype)
+    n, d = X.shape
+    r = idx[0]
+    acc = ZERO
+    if i < n:
+        for k in range(lane, d, _WARP):
+            acc += X[i, k] * X[r, k]
+    partial[warp, lane] = acc
+    cuda.syncthreads()
+    if lane == 0 and i < n:
+        dot = acc
+        for l in range(1, _WARP):
+            dot += partial[warp, l]
+        if rbf:
+            dot = math.exp(neg_gamma * max(sq_x[i] + sq_x[r] - TWO * dot, ZERO))
+        out[i] = c[i] + y[i] * (w[0] * dot)
+
+
 @cuda.jit(cache=True)
 def _csr_rows_dense(data, indices, indptr, rows, out):
     """``out[j, indices[p]] = data[p]`` for the stored entries p of CSR row
@@ -72,6 +103,10 @@ def _csr_rows_dense(data, indices, indptr, rows, out):
 PTX_SIGNATURES = {
     "_rbf_response": [
         f"void({t}[:, ::1], {t}[::1], {t}[::1], {t}[::1], {t}, {t}[::1], {t}[::1], {t}[::1])"
+        for t in ("float32", "float64")
+    ],
+    "_one_row_response": [
+        f"void({t}[:, ::1], int64[::1], {t}[::1], {t}[::1], {t}, boolean, {t}[::1], {t}[::1], {t}[::1])"
         for t in ("float32", "float64")
     ],
     # cupyx CSR: int32 indices and row pointers; the rows an int64 device array
@@ -130,6 +165,8 @@ def _sparse_update(X, idx, w, y, c, *, xp, kernel, gamma, sq_norms):
 def kernel_response_update(X, idx, w, y, c, *, xp, kernel, gamma, sq_norms=None):
     if hasattr(X, "tocsr"):  # canonical CSR (the op checked it)
         return _sparse_update(X, idx, w, y, c, xp=xp, kernel=kernel, gamma=gamma, sq_norms=sq_norms)
+    if idx.shape[0] == 1 and X.shape[0]:
+        return _one_row_update(X, idx, w, y, c, xp=xp, kernel=kernel, gamma=gamma, sq_norms=sq_norms)
     S = xp.take(X, idx, axis=0)
     dtype = X.dtype
     X, S = launch.contiguous(xp, X, S)
@@ -154,4 +191,25 @@ def kernel_response_update(X, idx, w, y, c, *, xp, kernel, gamma, sq_norms=None)
                 xp.matmul(S, Xc.T), sq_x, sq_s, w, neg_gamma,
                 c[start:stop], y[start:stop], out[start:stop],
             )
+    return out
+
+
+def _one_row_update(X, idx, w, y, c, *, xp, kernel, gamma, sq_norms):
+    """Dense batch 1 (SBP's default iteration): :func:`_one_row_response`, one launch
+    where the general path makes a gather, the row's norm, a product and the epilogue."""
+    dtype = X.dtype
+    rbf = KERNEL_CODES[kernel] == 0
+    X, c = launch.contiguous(xp, X, c)
+    w, y = xp.astype(w, dtype, copy=False), xp.astype(y, c.dtype, copy=False)
+    idx = xp.astype(idx, xp.int64, copy=False)
+    if rbf:
+        sq_x = xp.sum(X * X, axis=1) if sq_norms is None else xp.astype(sq_norms, dtype, copy=False)
+    else:
+        sq_x = xp.zeros((1,), dtype=dtype)  # not read
+    w, y, idx, sq_x = launch.contiguous(xp, w, y, idx, sq_x)
+    out = xp.empty_like(c)
+    blocks = -(-X.shape[0] // _ROWS_A_BLOCK)
+    with launch.launch_context(xp) as stream:
+        launch.run_kernel(_one_row_response, blocks, _ROWS_A_BLOCK * _WARP, stream, X, idx, sq_x, w,
+                          np.dtype(dtype).type(-gamma), rbf, c, y, out)
     return out
