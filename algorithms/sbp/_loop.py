@@ -217,7 +217,7 @@ def _level_kernels(bk, weights, n, n_out):
     # as long as the work itself at USPS size).
     if weights is None:
         level_kernel = get_kernel("water_level", bk)
-        biased_kernel = get_kernel("water_level_biased", bk)
+        biased_kernel = get_kernel("sbp_biased_level", bk)(get_kernel("water_level_biased", bk), n, n_out, xp)
         return None, None, level_kernel, biased_kernel
     W = bk.asarray(weights)  # (n,) float64
     W_flat = xp.reshape(xp.stack([W] * n_out), (n_out * n,))

@@ -10,8 +10,9 @@ import scipy.sparse as sp
 
 import algorithms.sbp  # noqa: F401  (registers the kernels)
 from algorithms import sbp
+from algorithms.sbp import _kernels as sbp_kernels
 from algorithms.sbp import _loop
-from algorithms.sbp._kernels import _cuda_run
+from algorithms.sbp._kernels import _cuda_level, _cuda_run
 from kbackends import get_kernel, ops, resolve, to_numpy
 from kbackends.kernel_tools import WARM_STATE
 from kbackends.testing import two_blobs
@@ -96,3 +97,27 @@ def test_a_fit_through_the_cuda_run_equals_the_step_by_step_fit(gpu, monkeypatch
                                    atol=1e-12)
     np.testing.assert_allclose(to_numpy(run.decision_function(X)), to_numpy(step_by_step.decision_function(X)),
                                rtol=1e-9, atol=1e-12)
+
+
+def test_the_step_by_step_level_warm_on_the_device_gives_the_cold_model(gpu, monkeypatch, dtype="float64"):
+    """WARM_LEVEL: the step-by-step iteration's level from the warm bands (one block), the
+    cold kernel only where they miss: the cold level's model to 1e-9, most levels warm."""
+    X, y = two_blobs(60, 4, 7)
+    args = {"nu": 0.1, "gamma": 0.3, "n_iter": 24, "random_state": 0, "dtype": dtype, "backend": gpu}
+    cold = sbp.fit(X, y, **args)
+    made = []
+
+    class Counted(_cuda_level.WarmBiasedLevel):
+        def __init__(self, *a):
+            super().__init__(*a)
+            made.append(self)
+
+    monkeypatch.setattr(_cuda_level, "WarmBiasedLevel", Counted)
+    monkeypatch.setattr(sbp_kernels, "WARM_LEVEL", True)
+    warm = sbp.fit(X, y, **args)
+    (level,) = made
+    assert level.cold_calls <= 12  # the first iteration and after renormalisations
+    tol = 1e-9
+    np.testing.assert_allclose(to_numpy(warm.decision_function(X)), to_numpy(cold.decision_function(X)), rtol=tol,
+                               atol=tol)
+    assert (to_numpy(warm.predict(X)) == to_numpy(cold.predict(X))).all()

@@ -23,6 +23,7 @@ import scipy.sparse
 from algorithms import DSGClassifier, dsg, s3gd, sbp, tsgs3vm, tsgsu
 from algorithms._engine import ahead, window
 from algorithms.datasets import load
+from algorithms.sbp import _kernels as sbp_kernels
 from algorithms.sbp import _loop as sbp_loop
 from kbackends import CapturedGraph, launch_counts, launch_settings, to_numpy
 from kbackends.ops import is_sparse
@@ -226,6 +227,8 @@ VARIANTS = (
      ((ahead, "AUTO_BACKENDS", "bk"),)),
     ("sbp-a9a-csr-run", "SBP on a9a as CSR, its iterations in one launch of one block", "sbp-a9a-csr",
      ((sbp_loop, "CUDA_RUN", True),)),
+    ("sbp-a9a-warm", "SBP on a9a, the step-by-step level warm-started on the device", "sbp-a9a",
+     ((sbp_kernels, "WARM_LEVEL", True),)),
 )
 
 

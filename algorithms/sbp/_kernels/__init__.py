@@ -9,7 +9,10 @@
   launch of one block, ``_cuda_run``, which the loop takes where
   ``algorithms.sbp._loop.CUDA_RUN`` says);
 - ``sbp_levels``, ``sbp_biased_levels``, ``sbp_levels_follow`` (numba only): the general
-  loop's water levels warm-started from the previous iteration's, one state a class.
+  loop's water levels warm-started from the previous iteration's, one state a class;
+- ``sbp_biased_level``: the step-by-step loop's two-basin level kernel for a fit, from the
+  cold one: the cold kernel itself (xp), or on cuda with one output, where
+  :data:`WARM_LEVEL`, the level warm-started on the device (``_cuda_level``).
 
 ``xp`` is the reference (the cpu engine runs it on NumPy: a few vectorised passes);
 ``cuda`` runs each as one launch where the reference makes about 40 array calls, each
@@ -18,6 +21,10 @@ a launch on a GPU whose host time bounds the iteration (docs/benchmarks.md, "GPU
 
 from kbackends import register_kernel
 
+# The cuda step-by-step loop's level warm-started on the device (_cuda_level): off until a
+# device measures it against the cold kernel (gpu-check's fits row sbp-a9a-warm).
+WARM_LEVEL = False
+
 for _op in ("sbp_draw_step", "sbp_average"):
     for _impl, _module in (("xp", "_xp"), ("cuda", "_cuda")):
         register_kernel(_op, _impl, f"{__name__}.{_module}:{_op}")
@@ -25,3 +32,5 @@ register_kernel("sbp_run", "numba", f"{__name__}._numba:sbp_run")
 register_kernel("sbp_run", "cuda", f"{__name__}._cuda_run:sbp_run")
 for _op in ("sbp_levels", "sbp_biased_levels", "sbp_levels_follow"):
     register_kernel(_op, "numba", f"{__name__}._numba_levels:{_op}")
+register_kernel("sbp_biased_level", "xp", f"{__name__}._xp:sbp_biased_level")
+register_kernel("sbp_biased_level", "cuda", f"{__name__}._cuda_level:sbp_biased_level")

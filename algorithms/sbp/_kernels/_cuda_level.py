@@ -1,0 +1,108 @@
+"""The step-by-step binary iteration's two-basin level on cuda, warm-started on the device.
+
+The cold level (``water_level_biased``: two CUB sorts and a block's scan, about ten
+calls) was the largest host cost of SBP's step-by-step cuda iteration (1.2 of 3.7 s
+profiled for 4,000 a9a iterations on an H100, docs/benchmarks.md "GPU"). Here one
+launch of one block finds the level from the previous one's bands
+(:func:`kbackends.kernel_tools.biased_level_warm_block`, as the one-launch run does),
+the host reads whether it was found (one 8-byte transfer an iteration, a documented
+hole in the loop's sync-free region), and only where it was not runs the cold kernel
+and refits the bands around its level. The level is the one the bands prove, as
+the cpu engine's warm level: float64, returned in the responses' dtype as the cold
+kernel returns it.
+
+Taken where :data:`algorithms.sbp._kernels.WARM_LEVEL` is True and the fit has one
+output (``sbp_biased_level``); off until a device measures it.
+"""
+
+from numba import config, cuda, float64, int64
+
+import algorithms.sbp._kernels as _switches
+from kbackends import sync_free
+from kbackends.kernel_tools import (
+    SHARED_BAND,
+    WARM_STATE,
+    biased_level_warm_block,
+    launch_context,
+    refit_warm_block,
+    run_kernel,
+)
+
+THREADS = 32 if config.ENABLE_CUDASIM else 256
+_SUMS = 4 * THREADS
+
+_SIG = "void({f}[::1], {f}[::1], int64, float64[::1], float64[::1], float64[::1], float64[::1], float64[::1])"
+_REFIT = "void({f}[::1], {f}[::1], int64, float64[::1], {f}[::1], {f}[::1], float64[::1], float64[::1])"
+PTX_SIGNATURES = {"_warm_level": [_SIG.format(f="float32"), _SIG.format(f="float64")],
+                  "_refit_level": [_REFIT.format(f="float32"), _REFIT.format(f="float64")]}
+PTX_FLOAT64_BY_DESIGN = {
+    "_warm_level": "the level, its bands and sums are float64 in every dtype (as the cpu engine's warm level)",
+    "_refit_level": "the bands and the warm state are float64 in every dtype",
+}
+
+
+@cuda.jit
+def _warm_level(C, Y, n_pos, volume, warm, band_p, band_n, out):
+    """``out = (gamma, b, found)``: the level from the warm bands, or ``found`` 0."""
+    red = cuda.shared.array(_SUMS, float64)
+    cnt = cuda.shared.array(2, int64)
+    share = cuda.shared.array(4, float64)
+    sort_p = cuda.shared.array(SHARED_BAND, float64)
+    sort_n = cuda.shared.array(SHARED_BAND, float64)
+    tid = cuda.threadIdx.x
+    gamma, b, ok = biased_level_warm_block(C, Y, n_pos, volume[0], warm, band_p, band_n, sort_p, sort_n, red, cnt,
+                                           share, tid, THREADS)
+    if tid == 0:
+        out[0] = gamma
+        out[1] = b
+        out[2] = 1.0 if ok else 0.0
+
+
+@cuda.jit
+def _refit_level(C, Y, n_pos, warm, level, bias, band_p, band_n):
+    """The bands refitted around a cold level ``(level[0], bias[0])``."""
+    red = cuda.shared.array(_SUMS, float64)
+    cnt = cuda.shared.array(2, int64)
+    share = cuda.shared.array(4, float64)
+    sort_p = cuda.shared.array(SHARED_BAND, float64)
+    sort_n = cuda.shared.array(SHARED_BAND, float64)
+    refit_warm_block(C, Y, n_pos, warm, float64(level[0]), float64(bias[0]), band_p, band_n, sort_p, sort_n, red,
+                     cnt, share, cuda.threadIdx.x, THREADS)
+
+
+class WarmBiasedLevel:
+    """``water_level_biased``'s call ``(c, y, volume, *, xp) -> (gamma, b)`` for one
+    output's responses across iterations, warm-started on the device; ``cold`` is the
+    cold kernel it falls back on."""
+
+    def __init__(self, cold, n, xp):
+        self.cold, self.xp = cold, xp
+        self.warm = xp.zeros((WARM_STATE,), dtype=xp.float64)
+        self.band_p, self.band_n = xp.empty((n,), dtype=xp.float64), xp.empty((n,), dtype=xp.float64)
+        self.out = xp.empty((3,), dtype=xp.float64)
+        self.n_pos = None
+        self.cold_calls = 0
+
+    def __call__(self, c, y, volume, *, xp):
+        if self.n_pos is None:
+            with sync_free(False):  # once a fit
+                self.n_pos = int(xp.sum(y > 0))
+        v = xp.reshape(xp.astype(xp.asarray(volume), xp.float64), (1,))
+        with launch_context(xp) as stream:
+            run_kernel(_warm_level, 1, THREADS, stream, c, y, self.n_pos, v, self.warm, self.band_p, self.band_n,
+                       self.out)
+            with sync_free(False):  # whether the bands held the level: 8 bytes an iteration
+                found = float(self.out[2]) != 0.0
+            if found:
+                return xp.astype(self.out[0], c.dtype), xp.astype(self.out[1], c.dtype)
+            self.cold_calls += 1
+            level, bias = self.cold(c, y, volume, xp=xp)
+            run_kernel(_refit_level, 1, THREADS, stream, c, y, self.n_pos, self.warm, xp.reshape(level, (1,)),
+                       xp.reshape(bias, (1,)), self.band_p, self.band_n)
+        return level, bias
+
+
+def sbp_biased_level(cold, n, n_out, xp):
+    """The step-by-step loop's biased level: :class:`WarmBiasedLevel` where
+    :data:`algorithms.sbp._kernels.WARM_LEVEL` and one output, else ``cold``."""
+    return WarmBiasedLevel(cold, n, xp) if _switches.WARM_LEVEL and n_out == 1 else cold
