@@ -162,10 +162,12 @@ def test_response_update_over_chunks(bk, small_chunks, dtype_name, kernel):
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 @pytest.mark.parametrize(("n", "d"), [(1, 1), (9, 40), (21, 5)])
-def test_one_row_response_in_one_launch(bk, dtype_name, kernel, n, d):
-    """Batch 1 (SBP's default iteration): one warp a row, the row read on the device,
-    with the rows' squared norms given or not; against the reference's general path."""
+def test_one_row_response_in_one_launch(bk, dtype_name, kernel, n, d, monkeypatch):
+    """Batch 1 (SBP's default iteration): one warp a row (32 lanes here, also under the
+    simulator, which reads the width when it runs), the row read on the device, with the
+    rows' squared norms given or not; against the reference's general path."""
     _cuda, _xp = kernel_module("response", "cuda"), kernel_module("response", "xp")
+    monkeypatch.setattr(_cuda, "_WARP", 32)
     rng = np.random.default_rng(n + d)
     X = rng.standard_normal((n, d)).astype(dtype_name)
     idx, w = np.array([n // 2]), rng.standard_normal(1).astype(dtype_name)
