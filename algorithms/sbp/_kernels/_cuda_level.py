@@ -31,43 +31,34 @@ from kbackends.kernel_tools import (
 THREADS = 32 if config.ENABLE_CUDASIM else 256
 _SUMS = 4 * THREADS
 
-_SIG = "void({f}[::1], {f}[::1], int64, float64[::1], float64[::1], float64[::1], float64[::1], float64[::1])"
-_REFIT = "void({f}[::1], {f}[::1], int64, float64[::1], {f}[::1], {f}[::1], float64[::1], float64[::1])"
-PTX_SIGNATURES = {"_warm_level": [_SIG.format(f="float32"), _SIG.format(f="float64")],
-                  "_refit_level": [_REFIT.format(f="float32"), _REFIT.format(f="float64")]}
+_SIG = "void({f}[::1], {f}[::1], int64, float64[::1], float64[::1], float64[::1], float64[::1], float64[::1], boolean)"
+PTX_SIGNATURES = {"_level": [_SIG.format(f="float32"), _SIG.format(f="float64")]}
 PTX_FLOAT64_BY_DESIGN = {
-    "_warm_level": "the level, its bands and sums are float64 in every dtype (as the cpu engine's warm level)",
-    "_refit_level": "the bands and the warm state are float64 in every dtype",
+    "_level": "the level, its bands and sums and the warm state are float64 in every dtype (as the cpu engine's "
+    "warm level)",
 }
 
 
 @cuda.jit
-def _warm_level(C, Y, n_pos, volume, warm, band_p, band_n, out):
-    """``out = (gamma, b, found)``: the level from the warm bands, or ``found`` 0."""
+def _level(C, Y, n_pos, volume, warm, band_p, band_n, out, refit):
+    """``out = (gamma, b, found)``: the level from the warm bands, or ``found`` 0; with
+    ``refit``, the bands refitted around the cold level ``(out[0], out[1])`` instead."""
     red = cuda.shared.array(_SUMS, float64)
     cnt = cuda.shared.array(2, int64)
     share = cuda.shared.array(4, float64)
     sort_p = cuda.shared.array(SHARED_BAND, float64)
     sort_n = cuda.shared.array(SHARED_BAND, float64)
     tid = cuda.threadIdx.x
+    if refit:
+        refit_warm_block(C, Y, n_pos, warm, out[0], out[1], band_p, band_n, sort_p, sort_n, red, cnt, share, tid,
+                         THREADS)
+        return
     gamma, b, ok = biased_level_warm_block(C, Y, n_pos, volume[0], warm, band_p, band_n, sort_p, sort_n, red, cnt,
                                            share, tid, THREADS)
     if tid == 0:
         out[0] = gamma
         out[1] = b
         out[2] = 1.0 if ok else 0.0
-
-
-@cuda.jit
-def _refit_level(C, Y, n_pos, warm, level, bias, band_p, band_n):
-    """The bands refitted around a cold level ``(level[0], bias[0])``."""
-    red = cuda.shared.array(_SUMS, float64)
-    cnt = cuda.shared.array(2, int64)
-    share = cuda.shared.array(4, float64)
-    sort_p = cuda.shared.array(SHARED_BAND, float64)
-    sort_n = cuda.shared.array(SHARED_BAND, float64)
-    refit_warm_block(C, Y, n_pos, warm, float64(level[0]), float64(bias[0]), band_p, band_n, sort_p, sort_n, red,
-                     cnt, share, cuda.threadIdx.x, THREADS)
 
 
 class WarmBiasedLevel:
@@ -88,17 +79,17 @@ class WarmBiasedLevel:
             with sync_free(False):  # once a fit
                 self.n_pos = int(xp.sum(y > 0))
         v = xp.reshape(xp.astype(xp.asarray(volume), xp.float64), (1,))
+        args = (c, y, self.n_pos, v, self.warm, self.band_p, self.band_n, self.out)
         with launch_context(xp) as stream:
-            run_kernel(_warm_level, 1, THREADS, stream, c, y, self.n_pos, v, self.warm, self.band_p, self.band_n,
-                       self.out)
+            run_kernel(_level, 1, THREADS, stream, *args, False)
             with sync_free(False):  # whether the bands held the level: 8 bytes an iteration
                 found = float(self.out[2]) != 0.0
             if found:
                 return xp.astype(self.out[0], c.dtype), xp.astype(self.out[1], c.dtype)
             self.cold_calls += 1
             level, bias = self.cold(c, y, volume, xp=xp)
-            run_kernel(_refit_level, 1, THREADS, stream, c, y, self.n_pos, self.warm, xp.reshape(level, (1,)),
-                       xp.reshape(bias, (1,)), self.band_p, self.band_n)
+            self.out[0], self.out[1] = xp.astype(level, xp.float64), xp.astype(bias, xp.float64)
+            run_kernel(_level, 1, THREADS, stream, *args, True)
         return level, bias
 
 
