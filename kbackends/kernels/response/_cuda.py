@@ -2,6 +2,10 @@
 
 - linear: ``K @ w = X @ (S.T @ w)`` with ``S = X[idx]``, two cuBLAS GEMVs
   through ``xp.matmul``: O(n d) instead of the O(n m d) of forming K.
+- one changed dense row (SBP's default iteration): :func:`_one_row_response`, one
+  launch, a warp a row (32 lanes summing strided products, lane 0 adding them in
+  order; one lane a row under the simulator, whose threads are Python threads), the
+  row's index read on the device;
 - rbf: per row chunk (sized by :data:`.._cuda_launch.CHUNK_BYTES`) the inner
   products ``S @ X_chunk.T`` (m, rows) through ``xp.matmul`` (cuBLAS), then one
   fused Numba-CUDA kernel, one thread per row, reading its column (consecutive
