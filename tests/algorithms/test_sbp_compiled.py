@@ -70,7 +70,8 @@ def test_every_level_matches_the_sort_based_reference(dtype, sparse, kernel_gamm
     assert warm_calls > 250  # most levels came from the band that followed the heights
 
 
-def test_levels_equal_the_reference_exactly_where_it_is_exact():
+@pytest.mark.parametrize("n", [2000, 2003])  # the band pass reads its marks eight at a time: a short last word
+def test_levels_equal_the_reference_exactly_where_it_is_exact(n):
     """Heights on a dyadic grid (every sum exact in float64): the warm level is the
     reference's to the bit, iteration after iteration of moving heights."""
     from kbackends.kernel_tools import biased_level_warm
@@ -81,8 +82,7 @@ def test_levels_equal_the_reference_exactly_where_it_is_exact():
         return biased_level_warm(c, y, n_pos, volume, state, band_p, band_n)
 
     rng = np.random.default_rng(3)
-    y, c, n_pos, state, band_p, band_n = _dyadic_heights(rng, 2000, 0.4, 4096)
-    n = y.size
+    y, c, n_pos, state, band_p, band_n = _dyadic_heights(rng, n, 0.4, 4096)
     reference = oracle("water_level_biased")
     for _ in range(200):
         c = c + rng.integers(-8, 9, n) / 1024.0  # a small move of every height

@@ -48,25 +48,34 @@ _MAX_BAND_FRACTION = 8  # a band over 1/8 of the heights (and 8 _RANKS): the col
 @register_jitable
 def _band_pass(c, y, t_pos, t_neg, d_pos, d_neg, band_p, band_n, sums):
     """Counts and sums below each basin's band (into ``sums``: n_p, s_p, n_n, s_n) and
-    the band's values copied; returns the band sizes. No branch on the values: the
-    labels and the heights come in no order a branch predictor could learn."""
-    lo_p, hi_p, lo_n, hi_n = t_pos - d_pos, t_pos + d_pos, t_neg - d_neg, t_neg + d_neg
-    _below_sums(c, y, lo_p, lo_n, sums)
+    the band's values copied in the heights' order; returns the band sizes.
+
+    A band holds a small share of the heights, in no order: a SIMD pass marks them (and
+    sums below), then eight marks at a time are read as one word and only a word with a
+    mark is looked into, so the copy costs a few instructions per eight heights."""
+    n = c.shape[0]
+    inside = np.zeros(-(-n // 8) * 8, dtype=np.uint8)
+    _below_sums(c, y, t_pos - d_pos, t_pos + d_pos, t_neg - d_neg, t_neg + d_neg, sums, inside)
+    marks = inside.view(np.uint64)
     m_p = 0
     m_n = 0
-    for i in range(c.shape[0]):  # every value stored, the band's count advanced where it belongs
-        v = np.float64(c[i])
-        pos = y[i] > 0
-        band_p[m_p] = v
-        m_p += pos & (v >= lo_p) & (v <= hi_p)
-        band_n[m_n] = v
-        m_n += (not pos) & (v >= lo_n) & (v <= hi_n)
+    for k in range(marks.shape[0]):
+        if marks[k] != 0:
+            for i in range(8 * k, min(8 * k + 8, n)):
+                if inside[i]:
+                    if y[i] > 0:
+                        band_p[m_p] = c[i]
+                        m_p += 1
+                    else:
+                        band_n[m_n] = c[i]
+                        m_n += 1
     return m_p, m_n
 
 
 @njit(fastmath=_FAST)
-def _below_sums(c, y, lo_p, lo_n, sums):
-    """The counts and sums of each basin's values below its band (a pass SIMD runs)."""
+def _below_sums(c, y, lo_p, hi_p, lo_n, hi_n, sums, inside):
+    """The counts and sums of each basin's values below its band ``[lo, hi]``, and
+    ``inside[i]`` 1 where value i is in its basin's band (a pass SIMD runs)."""
     n_p = 0.0
     s_p = 0.0
     n_n = 0.0
@@ -80,6 +89,7 @@ def _below_sums(c, y, lo_p, lo_n, sums):
         s_p += v * below_p
         n_n += below_n
         s_n += v * below_n
+        inside[i] = (pos & (v >= lo_p) & (v <= hi_p)) | ((not pos) & (v >= lo_n) & (v <= hi_n))
     sums[0] = n_p
     sums[1] = s_p
     sums[2] = n_n
