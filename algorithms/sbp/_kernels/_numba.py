@@ -30,13 +30,14 @@ DRAW_CHUNK = 256  # rows a vectorised count covers before the draw's search look
 @njit(cache=True)
 def _under(C, Y, g, b, lo, hi, strict):
     """Rows in ``[lo, hi)`` whose heights ``C + b y`` are under ``g`` (at most ``g`` when
-    not ``strict``): a count with no branch, which SIMD runs."""
+    not ``strict``): a count with no branch, which SIMD runs (unsigned indices: Numba's
+    test for negative ones would keep it from vectorising)."""
     count = 0
     if strict:
-        for i in range(lo, hi):
+        for i in range(np.uint64(lo), np.uint64(hi)):
             count += C[i] + b * Y[i] < g
     else:
-        for i in range(lo, hi):
+        for i in range(np.uint64(lo), np.uint64(hi)):
             count += C[i] + b * Y[i] <= g
     return count
 
