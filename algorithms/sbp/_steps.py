@@ -5,11 +5,9 @@ cupyx.scipy.sparse on cuda, whose rows a loop takes with :func:`dense_rows`: no 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from kbackends import ops, to_numpy
+from kbackends import get_kernel, ops, to_numpy
 
 from .._models.prediction import kernel_expansion
 from .._boundary.sparse import is_sparse
@@ -67,35 +65,8 @@ def block_response(X, rows, coef, pattern, xp, kernel, gamma, bk, chunk_elements
 
 
 def replay(idx_log, s_log, n, eta0, batch_size, renormalise_below):
-    """The averaged coefficients ``alpha_bar`` (K, n) from the loop's log, on the host.
-
-    Iteration t added ``raw_step = (eta_t / batch_size) / s`` (s at its start) to the
-    unscaled coefficient ``a`` of each drawn row (``idx_log[t - 1]``) and
-    ``raw_step * S`` to the averaging correction ``B``; then ``s`` became
-    ``s_log[t - 1]`` and ``S`` grew by it; a renormalisation (any ``s`` below the
-    threshold) flushed ``S a - B`` and rescaled ``a``. ``sum_t alpha_t = S a - B``
-    plus what was flushed: the same float64 operations in the same order as the
-    host bookkeeping inside the loop did before.
-    """
-    n_done, n_out, _ = idx_log.shape
-    rows_k = np.repeat(np.arange(n_out), batch_size)
-    a = np.zeros((n_out, n))
-    B = np.zeros((n_out, n))
-    flushed = np.zeros((n_out, n))
-    S = np.zeros(n_out)
-    s = np.ones(n_out)
-    for t in range(1, n_done + 1):
-        eta = eta0 / math.sqrt(t)
-        raw_step = (eta / batch_size) / s
-        rows = idx_log[t - 1].ravel()
-        np.add.at(a, (rows_k, rows), np.repeat(raw_step, batch_size))
-        np.add.at(B, (rows_k, rows), np.repeat(raw_step * S, batch_size))
-        s = s_log[t - 1]
-        S = S + s
-        if np.any(s < renormalise_below):
-            flushed += S[:, None] * a - B
-            a *= s[:, None]
-            B[:] = 0.0
-            S[:] = 0.0
-            s = np.ones(n_out)
-    return (flushed + S[:, None] * a - B) / n_done
+    """The averaged coefficients ``alpha_bar`` (K, n) from the loop's log, on the host:
+    the ``sbp_replay`` kernel of the cpu engine (compiled where Numba is; its reference
+    ``algorithms/sbp/_kernels/_xp.py`` says what it computes)."""
+    return get_kernel("sbp_replay", "cpu")(idx_log, s_log, xp=np, n=n, eta0=eta0, batch_size=batch_size,
+                                           renormalise_below=renormalise_below)

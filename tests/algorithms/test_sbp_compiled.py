@@ -213,3 +213,20 @@ def test_the_draw_finds_each_rank_across_its_chunks(dtype):
         for u in [0.0, 0.4, 0.99]:
             row, count = _draw(C_low, Y_tie, g, b, u)
             assert (row, count) == (at[min(int(u * at.size), at.size - 1)], at.size)
+
+
+@pytest.mark.parametrize("n_out, batch", [(1, 1), (3, 4)])
+def test_the_compiled_replay_is_the_reference_to_the_bit(n_out, batch):
+    """The averaged coefficients replayed from a log by the compiled loop and by the
+    NumPy reference: the same float64 operations in the same order, renormalisations
+    (one class's scale below the threshold flushes every class) included."""
+    rng = np.random.default_rng(6)
+    T, n = 3000, 700
+    idx_log = rng.integers(0, n, (T, n_out, batch))
+    s_log = np.exp(-3.0 * rng.random((T, n_out)))
+    s_log[rng.choice(T, 25, replace=False), rng.integers(0, n_out, 25)] = 1e-9
+    kw = dict(xp=np, n=n, eta0=0.7, batch_size=batch, renormalise_below=THRESHOLD)
+    got = get_kernel("sbp_replay", resolve("cpu"))(idx_log, s_log, **kw)
+    want = oracle("sbp_replay")(idx_log, s_log, **kw)
+    assert got.shape == (n_out, n)
+    np.testing.assert_array_equal(got, want)

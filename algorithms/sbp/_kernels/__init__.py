@@ -10,6 +10,8 @@
   ``algorithms.sbp._loop.CUDA_RUN`` says);
 - ``sbp_levels``, ``sbp_biased_levels``, ``sbp_levels_follow`` (numba only): the general
   loop's water levels warm-started from the previous iteration's, one state a class;
+- ``sbp_replay`` (on the host): the averaged coefficients from the loop's log of draws
+  and scales (numba: the reference's loop compiled);
 - ``sbp_biased_level``: the step-by-step loop's two-basin level kernel for a fit, from the
   cold one: the cold kernel itself (xp), or on cuda with one output, where
   :data:`WARM_LEVEL`, the level warm-started on the device (``_cuda_level``).
@@ -29,6 +31,8 @@ for _op in ("sbp_draw_step", "sbp_average"):
     for _impl, _module in (("xp", "_xp"), ("cuda", "_cuda")):
         register_kernel(_op, _impl, f"{__name__}.{_module}:{_op}")
 register_kernel("sbp_run", "numba", f"{__name__}._numba:sbp_run")
+for _impl, _module in (("xp", "_xp"), ("numba", "_numba")):
+    register_kernel("sbp_replay", _impl, f"{__name__}.{_module}:sbp_replay")
 register_kernel("sbp_run", "cuda", f"{__name__}._cuda_run:sbp_run")
 for _op in ("sbp_levels", "sbp_biased_levels", "sbp_levels_follow"):
     register_kernel(_op, "numba", f"{__name__}._numba_levels:{_op}")

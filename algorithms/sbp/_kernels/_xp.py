@@ -19,6 +19,8 @@ and the renormalisation of ``C`` where flagged.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -93,3 +95,39 @@ def sbp_average(C_bar, C, scale, *, xp, renormalise_below):
 def sbp_biased_level(cold, n, n_out, xp):
     """The step-by-step loop's two-basin level kernel for a fit: the cold one, as it is."""
     return cold
+
+
+def sbp_replay(idx_log, s_log, *, xp, n, eta0, batch_size, renormalise_below):
+    """The averaged coefficients ``alpha_bar`` (K, n) from the loop's log (NumPy arrays:
+    ``idx_log`` (T, K, batch) int64, ``s_log`` (T, K) float64), on the host.
+
+    Iteration t added ``raw_step = (eta_t / batch_size) / s`` (s at its start) to the
+    unscaled coefficient ``a`` of each drawn row (``idx_log[t - 1]``) and
+    ``raw_step * S`` to the averaging correction ``B``; then ``s`` became
+    ``s_log[t - 1]`` and ``S`` grew by it; a renormalisation (any ``s`` below the
+    threshold) flushed ``S a - B`` and rescaled ``a``. ``sum_t alpha_t = S a - B``
+    plus what was flushed: the same float64 operations in the same order as the
+    host bookkeeping inside the loop did before.
+    """
+    n_done, n_out, _ = idx_log.shape
+    rows_k = np.repeat(np.arange(n_out), batch_size)
+    a = np.zeros((n_out, n))
+    B = np.zeros((n_out, n))
+    flushed = np.zeros((n_out, n))
+    S = np.zeros(n_out)
+    s = np.ones(n_out)
+    for t in range(1, n_done + 1):
+        eta = eta0 / math.sqrt(t)
+        raw_step = (eta / batch_size) / s
+        rows = idx_log[t - 1].ravel()
+        np.add.at(a, (rows_k, rows), np.repeat(raw_step, batch_size))
+        np.add.at(B, (rows_k, rows), np.repeat(raw_step * S, batch_size))
+        s = s_log[t - 1]
+        S = S + s
+        if np.any(s < renormalise_below):
+            flushed += S[:, None] * a - B
+            a *= s[:, None]
+            B[:] = 0.0
+            S[:] = 0.0
+            s = np.ones(n_out)
+    return (flushed + S[:, None] * a - B) / n_done
