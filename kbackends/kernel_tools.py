@@ -61,6 +61,10 @@ width)``
 :func:`fast_exp` ``(x)``
     Inside an ``@njit`` loop: float64 ``exp`` to 1 ulp that LLVM vectorises (the C
     library's is a call it cannot), for loops compiled with fast-math.
+:func:`binary_rows` ``(X)``, :func:`popcount` ``(word)``
+    A CSR matrix of ones packed as bits (``(bits, ones)``, or None where it is not
+    binary or packing does not pay), and inside an ``@njit`` loop the set bits of a
+    uint64: ``x_i . x_j`` of binary rows as popcounts of ``bits[i] & bits[j]``.
 
 Each name is imported on first use, so ``import kbackends.kernel_tools`` imports
 neither Numba-CUDA (absent on a cpu-only install) nor Numba: a cpu kernel module that
@@ -96,6 +100,7 @@ if TYPE_CHECKING:  # for readers, IDEs and type checkers; at run time each name 
     from .kernels._cuda_math import HALF, INF, ONE, TWO, ZERO, cos, sincos
     from .kernels._numba_prefetch import prefetch
     from .kernels._numba_exp import fast_exp
+    from .kernels._numba_bits import binary_rows, popcount
     from .kernels.waterfill._warm import WARM_STATE, biased_level_warm, warm_bands, warm_follow
     from .kernels.waterfill._warm_plain import level_warm, segment_follow
     from .kernels.waterfill._cuda_warm import SHARED_BAND, biased_level_warm_block, refit_warm_block
@@ -112,6 +117,7 @@ _HOME = {
     **dict.fromkeys(("cos", "sincos", "ZERO", "ONE", "TWO", "HALF", "INF"), "kbackends.kernels._cuda_math"),
     "prefetch": "kbackends.kernels._numba_prefetch",
     "fast_exp": "kbackends.kernels._numba_exp",
+    **dict.fromkeys(("binary_rows", "popcount"), "kbackends.kernels._numba_bits"),
     **dict.fromkeys(("biased_level_warm", "warm_bands", "warm_follow", "WARM_STATE"), "kbackends.kernels.waterfill._warm"),
     **dict.fromkeys(("level_warm", "segment_follow"), "kbackends.kernels.waterfill._warm_plain"),
     "biased_level_weighted_warm": "kbackends.kernels.waterfill._warm_widths",
@@ -121,8 +127,8 @@ _HOME = {
 
 __all__ = [
     "BLOCK_2D", "HALF", "INF", "SHARED_BAND", "WARM_STATE", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D",
-    "TWO", "ZERO", "biased_level_warm", "biased_level_warm_block", "biased_level_weighted_warm", "blocks_for", "chunk_rows", "contiguous", "cos",
-    "fast_exp", "grid_1d", "grid_2d", "launch_context", "level_warm", "prefetch", "row_passes", "run_kernel",
+    "TWO", "ZERO", "binary_rows", "biased_level_warm", "biased_level_warm_block", "biased_level_weighted_warm", "blocks_for", "chunk_rows", "contiguous", "cos",
+    "fast_exp", "grid_1d", "grid_2d", "launch_context", "level_warm", "popcount", "prefetch", "row_passes", "run_kernel",
     "refit_warm_block", "segment_follow", "sincos", "tree_sum", "warm_bands", "warm_follow",
 ]
 

@@ -11,9 +11,10 @@ from numba import njit
 
 import algorithms.sbp  # noqa: F401  (registers the kernels)
 from algorithms import sbp
+from algorithms.sbp._kernels import _numba as numba_run
 from algorithms.sbp._kernels._numba import DRAW_CHUNK, _draw
 from kbackends import get_kernel, resolve
-from kbackends.kernel_tools import WARM_STATE, biased_level_warm, warm_bands, warm_follow
+from kbackends.kernel_tools import WARM_STATE, binary_rows, biased_level_warm, warm_bands, warm_follow
 from kbackends.testing import oracle
 
 THRESHOLD = 1e-6
@@ -213,6 +214,46 @@ def test_the_draw_finds_each_rank_across_its_chunks(dtype):
         for u in [0.0, 0.4, 0.99]:
             row, count = _draw(C_low, Y_tie, g, b, u)
             assert (row, count) == (at[min(int(u * at.size), at.size - 1)], at.size)
+
+
+def _run_state(X, Y, dtype, kernel_code, gamma, pack, monkeypatch, n_iter=400, calls=2, renormalise_below=0.8):
+    """The state after ``n_iter`` iterations of ``sbp_run`` in ``calls`` calls, binary rows
+    packed as bits or not (``PACK_FROM``); a high ``renormalise_below`` renormalises often."""
+    monkeypatch.setattr(numba_run, "PACK_FROM", 1 if pack else 10 ** 9)
+    n = Y.shape[0]
+    C, C_bar = np.zeros(n, dtype=dtype), np.zeros(n)
+    scalars = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
+    warm = np.zeros(WARM_STATE)
+    idx_log, s_log = np.zeros(n_iter, dtype=np.int64), np.zeros(n_iter)
+    uniforms = np.random.default_rng(1).random(n_iter)
+    self_k = np.ones(n) if kernel_code == 0 else np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
+    step = n_iter // calls
+    for t0 in range(0, n_iter, step):
+        get_kernel("sbp_run", resolve("cpu"))(
+            X, Y, C, C_bar, self_k, uniforms[t0:t0 + step], scalars, idx_log, s_log, warm, xp=np, t0=t0,
+            eta0=1.0 / np.sqrt(self_k.max()), volume=0.05 * n, kernel_code=kernel_code, gamma=gamma,
+            renormalise_below=renormalise_below, sq_norms=_sq_norms(X, dtype))
+    return C, C_bar, scalars, idx_log, s_log, warm
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel_code", [0, 1])
+def test_binary_rows_as_bits_give_the_sparse_run_to_the_bit(dtype, kernel_code, monkeypatch):
+    """Rows of ones (one-hot categories, as a9a's): the run on their bits (popcounts, the
+    kernel's values from a table of squared distances) leaves every array of the state
+    exactly as the sparse product does, over renormalisations and cold levels."""
+    rng = np.random.default_rng(5)
+    n, d = 900, 150  # three words a row, ~20 ones
+    X = sp.csr_matrix((rng.random((n, d)) < 0.13).astype(dtype))
+    assert binary_rows(X) is not None
+    Y = np.where(np.asarray(X[:, :5].sum(axis=1)).ravel() > 0.5, 1.0, -1.0).astype(dtype)
+    gamma = 0.05 if kernel_code == 0 else 1.0
+    bits = _run_state(X, Y, dtype, kernel_code, gamma, True, monkeypatch)
+    gathers = _run_state(X, Y, dtype, kernel_code, gamma, False, monkeypatch)
+    for got, want in zip(bits, gathers):
+        np.testing.assert_array_equal(got, want)
+    assert np.unique(bits[3]).size > 100  # the draws went round the data
+    assert np.sum(bits[4] < 0.8) >= 3  # renormalisations (each followed by a cold level)
 
 
 @pytest.mark.parametrize("n_out, batch", [(1, 1), (3, 4)])

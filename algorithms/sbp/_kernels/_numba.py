@@ -8,6 +8,13 @@ update (one kernel row: the same arithmetic as the ``kernel_response_update``
 kernel, the drawn row's squared norm from the norms computed once), and the
 average as ``_xp.sbp_average``, fused into the update's pass.
 
+Rows that hold only ones (CSR, as the LIBSVM ``a*a`` / ``w*a`` sets' one-hot
+columns) run on their bits (:func:`kbackends.kernel_tools.binary_rows`): each product
+a popcount, the RBF kernel's value read from a table of ``exp(-gamma d)`` over the
+integer squared distances d: the same values as the sparse product's, in a few
+instructions a row where the product gathers every stored value and the exponential
+costs a polynomial.
+
 The draw and bookkeeping compile without fast-math (the heights ``C + b y`` and the
 float64 scalars round as NumPy rounds them); the update's passes with it.
 """
@@ -18,12 +25,13 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from kbackends.kernel_tools import biased_level_warm, fast_exp, warm_bands, warm_follow
+from kbackends.kernel_tools import binary_rows, biased_level_warm, fast_exp, popcount, warm_bands, warm_follow
 
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
 SCALARS = 5  # s, ||w||^2, the last level gamma, its bias b, the rows the last draw was among
 
 
+PACK_FROM = 64  # iterations a call runs from which binary rows are packed as bits (a pass over X)
 DRAW_CHUNK = 256  # rows a vectorised count covers before the draw's search looks inside
 
 
@@ -135,6 +143,32 @@ def _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, warm)
     _add_and_follow(dots, Y, C, C_bar, s_avg, warm)
 
 
+@njit(fastmath=_FAST, cache=True)
+def _update_bits(bits, ones, row, w, Y, C, C_bar, s_avg, kernel_code, exp_table, distances, dots, warm):
+    """``_update_sparse`` for binary rows (``kernel_tools.binary_rows``), the same values:
+    the products as popcounts of the rows' bits, word by word (passes SIMD runs), the RBF
+    kernel's value read from ``exp_table`` at the squared distance (an integer)."""
+    n = C.shape[0]
+    if kernel_code == 0:  # |x_i|^2 + |x_row|^2 - 2 x_i . x_row
+        sign = -2
+        for i in range(n):
+            distances[i] = ones[i] + ones[row]
+    else:  # x_i . x_row
+        sign = 1
+        distances[:] = 0
+    for k in range(bits.shape[0]):
+        word = bits[k, row]
+        for i in range(n):
+            distances[i] += sign * popcount(bits[k, i] & word)
+    if kernel_code == 0:
+        for i in range(n):
+            dots[i] = w * exp_table[distances[i]]
+    else:
+        for i in range(n):
+            dots[i] = w * np.float64(distances[i])
+    _add_and_follow(dots, Y, C, C_bar, s_avg, warm)
+
+
 @register_jitable
 def band_move(old, new, pos, t_pos, d_pos, t_neg, d_neg):
     """One height's part in ``warm_follow``'s sums: ``(in the positives' band, in the
@@ -222,6 +256,20 @@ def _run_sparse(data, indices, indptr, sq_norms, Y, C, C_bar, quad_self, uniform
 
 
 @njit(cache=True)
+def _run_bits(bits, ones, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, t0, t1,
+              eta0, volume, n_pos, kernel_code, gamma, renormalise_below):
+    exp_table = np.empty(2 * ones.max() + 1)  # exp(-gamma d) for every squared distance d
+    for d in range(exp_table.shape[0]):
+        exp_table[d] = fast_exp(-gamma * np.float64(d))
+    distances, dots = np.empty(C.shape[0], dtype=np.int64), np.empty(C.shape[0])
+    for t in range(t0 + 1, t1 + 1):
+        row, w, s_avg = _step(C, Y, quad_self, uniforms[t - t0 - 1], scalars, idx_log, s_log, warm, band_p, band_n,
+                              t, eta0, volume, n_pos)
+        _update_bits(bits, ones, row, w, Y, C, C_bar, s_avg, kernel_code, exp_table, distances, dots, warm)
+        _renormalise(C, scalars, s_avg, renormalise_below, warm)
+
+
+@njit(cache=True)
 def _run_dense(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, dots, t0, t1,
                eta0, volume, n_pos, kernel_code, gamma, renormalise_below):
     for t in range(t0 + 1, t1 + 1):
@@ -255,7 +303,11 @@ def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, 
     n_pos = int(np.count_nonzero(Y > 0))
     band_p, band_n = np.empty(n), np.empty(n)
     t1 = t0 + uniforms.shape[0]
-    if hasattr(X, "tocsr"):
+    packed = binary_rows(X) if uniforms.shape[0] >= PACK_FROM else None
+    if packed is not None:
+        _run_bits(*packed, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, t0, t1,
+                  eta0, volume, n_pos, kernel_code, gamma, renormalise_below)
+    elif hasattr(X, "tocsr"):
         S, dots = np.zeros(X.shape[1], dtype=X.dtype), np.empty(n)
         _run_sparse(X.data, X.indices, X.indptr, sq_norms, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log,
                     warm, band_p, band_n, S, dots, t0, t1, eta0, volume, n_pos, kernel_code, gamma,
