@@ -76,13 +76,35 @@ def nu_of_svm(svm, X, y, sample_weight=None):
     """The relation itself: ``nu = mean_i hinge(y_i f(x_i)) / ||w||`` of a fitted binary
     ``SVC`` on (X, y) (the mean weighted by ``sample_weight``; scipy.sparse X welcome),
     ``||w||^2 = dual^T K dual`` over its support vectors."""
-    dual = svm.dual_coef_
-    dual = np.asarray(dual.toarray() if hasattr(dual, "toarray") else dual)[0]
+    dual = _dual(svm)
     sv = svm.support_vectors_
-    norm = math.sqrt(max(float(dual @ _kernel(svm, sv, sv) @ dual), 1e-300))
+    return _relation(svm, float(dual @ _kernel(svm, sv, sv) @ dual), _decision(svm, X, dual), y, sample_weight)
+
+
+def nu_of_kernel_svm(K, y, sample_weight=None, *, C=1.0):
+    """nu of an ``SVC(C, kernel="precomputed")`` fitted on the kernel matrix ``K`` of the
+    rows (n, n) with labels ``y``: libsvm looks the kernel's values up rather than
+    evaluating them, and the relation reads the norm and the decision values from the
+    same matrix (the SVC's own kernel would give the same solution: its values are the
+    same numbers to rounding)."""
+    from sklearn.svm import SVC
+
+    svm = SVC(C=C, kernel="precomputed").fit(K, y, sample_weight=sample_weight)
+    dual, sv = _dual(svm), svm.support_
+    return _relation(svm, float(dual @ K[np.ix_(sv, sv)] @ dual), K[:, sv] @ dual + svm.intercept_[0], y,
+                     sample_weight)
+
+
+def _dual(svm):
+    dual = svm.dual_coef_
+    return np.asarray(dual.toarray() if hasattr(dual, "toarray") else dual)[0]
+
+
+def _relation(svm, norm2, decision, y, sample_weight):
+    """``mean hinge(y f) / ||w||`` from ``||w||^2`` and the decision values ``f``."""
     signs = np.where(np.asarray(y) == svm.classes_[1], 1.0, -1.0)
-    hinge = np.maximum(0.0, 1.0 - signs * _decision(svm, X, dual))
-    return float(np.average(hinge, weights=sample_weight) / norm)
+    hinge = np.maximum(0.0, 1.0 - signs * decision)
+    return float(np.average(hinge, weights=sample_weight) / math.sqrt(max(norm2, 1e-300)))
 
 
 # The kernel matrix a chunk of rows of ``_decision`` may hold (float64 values).

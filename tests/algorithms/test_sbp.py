@@ -11,6 +11,7 @@ from sklearn.svm import SVC
 
 import algorithms
 from algorithms import sbp
+from algorithms.sbp import _defaults as _sbp_defaults
 from algorithms.sbp import _svm_nu
 from kbackends.testing import host, oracle
 
@@ -234,6 +235,24 @@ def test_nu_from_svm_takes_sparse_rows(cancer):
     assert sbp.nu_from_svm(csr, y, svm=SVC(C=1.0, gamma=0.05).fit(csr, y)) == pytest.approx(dense, rel=1e-6)
     assert sbp.nu_from_svm(sp.csr_matrix(X), y, gamma=0.05, max_samples=200) == pytest.approx(
         sbp.nu_from_svm(X, y, gamma=0.05, max_samples=200), rel=1e-9)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("densify", [True, False])
+def test_auto_nu_on_sparse_rows_reads_their_kernel_matrix_as_libsvm_evaluates_it(cancer, monkeypatch, kernel,
+                                                                                  weighted, densify):
+    """``nu="auto"``'s SVCs on sparse rows take the rows' kernel matrix (densified for BLAS,
+    or the sparse product past ``DENSE_GRAM_VALUES``): the nu of libsvm evaluating the
+    kernel itself on the same float32 rows, to rounding."""
+    X, y = cancer
+    X = np.where(np.abs(X / X.std(axis=0)) < 0.5, 0.0, X / X.std(axis=0)).astype(np.float32)
+    csr, target = sp.csr_matrix(X), np.where(y == 1, 1.0, -1.0)
+    weights = np.random.default_rng(0).random(y.size) + 0.5 if weighted else None
+    monkeypatch.setattr(_sbp_defaults, "DENSE_GRAM_VALUES", X.size if densify else 0)
+    got = _sbp_defaults._svm_nu(csr, target, weights, 0.05, kernel)
+    svc = SVC(C=1.0, kernel=kernel, gamma=0.05).fit(csr.astype(np.float64), target, sample_weight=weights)
+    assert got == pytest.approx(_svm_nu.nu_of_svm(svc, csr.astype(np.float64), target, weights), rel=1e-9)
 
 
 @pytest.mark.parametrize(
