@@ -155,12 +155,15 @@ def test_each_iteration_equals_the_array_steps(dtype, sparse):
         np.testing.assert_allclose(C_bar1, c_bar, rtol=1e-6, atol=1e-6 * t)
 
 
-@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("sparse", [False, True, "binary"])
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 def test_the_model_does_not_depend_on_the_threads(sparse, kernel):
-    """The kernel row's products run on every core, each row's value computed as one
-    thread computes it: one thread and all of them give the same model to the bit."""
-    X, Y = _data(500, 7, np.float64, 2, sparse)
+    """The update runs as tasks of ``UPDATE_CHUNK`` rows on every core, each row's value
+    computed as one thread computes it and the tasks' sums added in task order: one
+    thread and all of them give the same model to the bit (three tasks here)."""
+    X, Y = _data(2 * numba_run.UPDATE_CHUNK + 500, 7, np.float64, 2, bool(sparse))
+    if sparse == "binary":  # the rows' bits
+        X.data[:] = 1.0
     models = []
     before = numba.get_num_threads()
     try:
@@ -243,7 +246,7 @@ def test_binary_rows_as_bits_give_the_sparse_run_to_the_bit(dtype, kernel_code, 
     kernel's values from a table of squared distances) leaves every array of the state
     exactly as the sparse product does, over renormalisations and cold levels."""
     rng = np.random.default_rng(5)
-    n, d = 900, 150  # three words a row, ~20 ones
+    n, d = 2 * numba_run.UPDATE_CHUNK + 100, 150  # three tasks of the update; three words a row, ~20 ones
     X = sp.csr_matrix((rng.random((n, d)) < 0.13).astype(dtype))
     assert binary_rows(X) is not None
     Y = np.where(np.asarray(X[:, :5].sum(axis=1)).ravel() > 0.5, 1.0, -1.0).astype(dtype)

@@ -80,24 +80,38 @@ def _draw(C, Y, g, b, uniform):
     return n - 1, count  # not reached: count rows satisfy the test
 
 
-# The kernel row's products, the bulk of an iteration's arithmetic, on every core: each
-# row's value is computed as in one thread (no sum across rows), so the models do not
-# depend on the number of threads.
-@njit(fastmath=_FAST, cache=True, parallel=True)
-def _sparse_dots(data, indices, indptr, S, dots):
-    """``dots[i] = x_i . s`` for CSR rows ``x_i`` and the dense row ``S``."""
-    for i in prange(dots.shape[0]):
+# The update runs as tasks of UPDATE_CHUNK rows on every core: each task computes its
+# rows' kernel values (each row's as one thread computes it) and adds them, and the warm
+# level's follow sums its part; the parts are summed in task order, so the models depend
+# on UPDATE_CHUNK, never on the number of threads.
+UPDATE_CHUNK = 4096
+
+
+@njit(fastmath=_FAST, cache=True)
+def _values_sparse(data, indices, indptr, sq_norms, row, w, kernel_code, gamma, S, dots, lo, hi):
+    """``dots[i] = w K(x_i, x_row)``, i in ``[lo, hi)``, for CSR rows (``S``: the drawn row
+    scattered dense). Unsigned indices: Numba's negative-index tests would keep the
+    loops from vectorising."""
+    for i in range(np.uint64(lo), np.uint64(hi)):
         dot = 0.0
-        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):  # unsigned: no wrap-around tests
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
             dot += data[p] * S[np.uint64(indices[p])]
         dots[i] = dot
+    sq_s = sq_norms[row]
+    if kernel_code == 0:
+        for i in range(np.uint64(lo), np.uint64(hi)):
+            dots[i] = w * fast_exp(-gamma * max(sq_norms[i] + sq_s - 2.0 * dots[i], 0.0))
+    else:
+        for i in range(np.uint64(lo), np.uint64(hi)):
+            dots[i] = w * dots[i]
 
 
-@njit(fastmath=_FAST, cache=True, parallel=True)
-def _dense_dots(X, row, kernel_code, dots):
-    """``dots[i] = ||x_i - x_row||^2`` (RBF) or ``x_i . x_row`` (linear) for dense X."""
+@njit(fastmath=_FAST, cache=True)
+def _values_dense(X, row, w, kernel_code, gamma, dots, lo, hi):
+    """``dots[i] = w K(x_i, x_row)``, i in ``[lo, hi)``, for dense X (RBF from
+    ``||x_i - x_row||^2``, linear from ``x_i . x_row``)."""
     d = X.shape[1]
-    for i in prange(dots.shape[0]):
+    for i in range(np.uint64(lo), np.uint64(hi)):
         acc = 0.0
         if kernel_code == 0:
             for k in range(d):
@@ -107,66 +121,80 @@ def _dense_dots(X, row, kernel_code, dots):
             for k in range(d):
                 acc += X[i, k] * X[row, k]
         dots[i] = acc
-
-
-@njit(fastmath=_FAST, cache=True)
-def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots, warm):
-    """``C += y w K(X, x_row)`` for CSR X (the row scattered into the dense ``S``,
-    zeroed after), then ``C_bar += s_avg C``: a gather pass, then a pass that SIMD runs."""
-    lo, hi = indptr[row], indptr[row + 1]
-    for p in range(lo, hi):
-        S[indices[p]] = data[p]
-    sq_s = sq_norms[row]
-    n = C.shape[0]
-    _sparse_dots(data, indices, indptr, S, dots)
-    for p in range(lo, hi):
-        S[indices[p]] = 0.0
     if kernel_code == 0:
-        for i in range(n):
-            dots[i] = w * fast_exp(-gamma * max(sq_norms[i] + sq_s - 2.0 * dots[i], 0.0))
-    else:
-        for i in range(n):
-            dots[i] = w * dots[i]
-    _add_and_follow(dots, Y, C, C_bar, s_avg, warm)
-
-
-@njit(fastmath=_FAST, cache=True)
-def _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, warm):
-    """``C += y w K(X, x_row)`` for dense X, then ``C_bar += s_avg C``."""
-    _dense_dots(X, row, kernel_code, dots)
-    if kernel_code == 0:
-        for i in range(C.shape[0]):
+        for i in range(np.uint64(lo), np.uint64(hi)):
             dots[i] = w * fast_exp(-gamma * dots[i])
     else:
-        for i in range(C.shape[0]):
+        for i in range(np.uint64(lo), np.uint64(hi)):
             dots[i] = w * dots[i]
-    _add_and_follow(dots, Y, C, C_bar, s_avg, warm)
 
 
 @njit(fastmath=_FAST, cache=True)
-def _update_bits(bits, ones, row, w, Y, C, C_bar, s_avg, kernel_code, exp_table, distances, dots, warm):
-    """``_update_sparse`` for binary rows (``kernel_tools.binary_rows``), the same values:
+def _values_bits(bits, ones, row, w, kernel_code, exp_table, distances, dots, lo, hi):
+    """``_values_sparse`` for binary rows (``kernel_tools.binary_rows``), the same values:
     the products as popcounts of the rows' bits, word by word (passes SIMD runs), the RBF
     kernel's value read from ``exp_table`` at the squared distance (an integer)."""
-    n = C.shape[0]
     if kernel_code == 0:  # |x_i|^2 + |x_row|^2 - 2 x_i . x_row
         sign = -2
-        for i in range(n):
+        for i in range(np.uint64(lo), np.uint64(hi)):
             distances[i] = ones[i] + ones[row]
     else:  # x_i . x_row
         sign = 1
-        distances[:] = 0
+        for i in range(np.uint64(lo), np.uint64(hi)):
+            distances[i] = 0
     for k in range(bits.shape[0]):
         word = bits[k, row]
-        for i in range(n):
+        for i in range(np.uint64(lo), np.uint64(hi)):
             distances[i] += sign * popcount(bits[k, i] & word)
     if kernel_code == 0:
-        for i in range(n):
+        for i in range(np.uint64(lo), np.uint64(hi)):
             dots[i] = w * exp_table[distances[i]]
     else:
-        for i in range(n):
+        for i in range(np.uint64(lo), np.uint64(hi)):
             dots[i] = w * np.float64(distances[i])
-    _add_and_follow(dots, Y, C, C_bar, s_avg, warm)
+
+
+@njit(cache=True, parallel=True)
+def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots, parts,
+                   warm):
+    """``C += y w K(X, x_row)`` for CSR X (the row scattered into the dense ``S``, zeroed
+    after), ``C_bar += s_avg C`` and the bands' follow, a task of rows at a time."""
+    first, last = indptr[row], indptr[row + 1]
+    for p in range(first, last):
+        S[indices[p]] = data[p]
+    t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
+    n = C.shape[0]
+    for task in prange(parts.shape[0]):
+        lo, hi = task * UPDATE_CHUNK, min(n, (task + 1) * UPDATE_CHUNK)
+        _values_sparse(data, indices, indptr, sq_norms, row, w, kernel_code, gamma, S, dots, lo, hi)
+        _add_and_follow(dots, Y, C, C_bar, s_avg, t_pos, d_pos, t_neg, d_neg, lo, hi, parts[task])
+    for p in range(first, last):
+        S[indices[p]] = 0.0
+    _follow(parts, warm)
+
+
+@njit(cache=True, parallel=True)
+def _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, parts, warm):
+    """``C += y w K(X, x_row)`` for dense X, ``C_bar += s_avg C`` and the bands' follow."""
+    t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
+    n = C.shape[0]
+    for task in prange(parts.shape[0]):
+        lo, hi = task * UPDATE_CHUNK, min(n, (task + 1) * UPDATE_CHUNK)
+        _values_dense(X, row, w, kernel_code, gamma, dots, lo, hi)
+        _add_and_follow(dots, Y, C, C_bar, s_avg, t_pos, d_pos, t_neg, d_neg, lo, hi, parts[task])
+    _follow(parts, warm)
+
+
+@njit(cache=True, parallel=True)
+def _update_bits(bits, ones, row, w, Y, C, C_bar, s_avg, kernel_code, exp_table, distances, dots, parts, warm):
+    """``_update_sparse`` for binary rows (:func:`_values_bits`)."""
+    t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
+    n = C.shape[0]
+    for task in prange(parts.shape[0]):
+        lo, hi = task * UPDATE_CHUNK, min(n, (task + 1) * UPDATE_CHUNK)
+        _values_bits(bits, ones, row, w, kernel_code, exp_table, distances, dots, lo, hi)
+        _add_and_follow(dots, Y, C, C_bar, s_avg, t_pos, d_pos, t_neg, d_neg, lo, hi, parts[task])
+    _follow(parts, warm)
 
 
 @register_jitable
@@ -178,12 +206,12 @@ def band_move(old, new, pos, t_pos, d_pos, t_neg, d_neg):
 
 
 @njit(fastmath=_FAST, cache=True)
-def _add_and_follow(acc, Y, C, C_bar, s_avg, warm):
-    """``C += y acc``, ``C_bar += s_avg C``, and the warm level's bands moved with the
-    heights (``warm_follow``: the moves of the heights inside each basin's band)."""
-    t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
+def _add_and_follow(acc, Y, C, C_bar, s_avg, t_pos, d_pos, t_neg, d_neg, lo, hi, part):
+    """Rows ``[lo, hi)``: ``C += y acc``, ``C_bar += s_avg C``, and into ``part`` the
+    task's share of ``warm_follow``'s sums (the count and the moves of the heights
+    inside each basin's band)."""
     n_p = s_p = n_n = s_n = 0.0
-    for i in range(C.shape[0]):
+    for i in range(np.uint64(lo), np.uint64(hi)):
         c_old = C[i]
         C[i] = c_old + Y[i] * acc[i]
         C_bar[i] += s_avg * np.float64(C[i])
@@ -192,6 +220,27 @@ def _add_and_follow(acc, Y, C, C_bar, s_avg, warm):
         s_p += m_p * move
         n_n += m_n
         s_n += m_n * move
+    part[0] = n_p
+    part[1] = s_p
+    part[2] = n_n
+    part[3] = s_n
+
+
+@njit(cache=True)
+def _parts(n):
+    """The update's tasks' sums: one row of four a task of ``UPDATE_CHUNK`` rows."""
+    return np.zeros(((n + UPDATE_CHUNK - 1) // UPDATE_CHUNK, 4))
+
+
+@njit(cache=True)
+def _follow(parts, warm):
+    """The bands moved with the heights (``warm_follow``) by the tasks' sums, in task order."""
+    n_p = s_p = n_n = s_n = 0.0
+    for task in range(parts.shape[0]):
+        n_p += parts[task, 0]
+        s_p += parts[task, 1]
+        n_n += parts[task, 2]
+        s_n += parts[task, 3]
     warm_follow(warm, n_p, s_p, n_n, s_n)
 
 
@@ -248,10 +297,12 @@ def _renormalise(C, scalars, s_avg, renormalise_below, warm):
 @njit(cache=True)
 def _run_sparse(data, indices, indptr, sq_norms, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm,
                 band_p, band_n, S, dots, t0, t1, eta0, volume, n_pos, kernel_code, gamma, renormalise_below):
+    parts = _parts(C.shape[0])
     for t in range(t0 + 1, t1 + 1):
         row, w, s_avg = _step(C, Y, quad_self, uniforms[t - t0 - 1], scalars, idx_log, s_log, warm, band_p, band_n,
                               t, eta0, volume, n_pos)
-        _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots, warm)
+        _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots,
+                       parts, warm)
         _renormalise(C, scalars, s_avg, renormalise_below, warm)
 
 
@@ -261,21 +312,22 @@ def _run_bits(bits, ones, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_
     exp_table = np.empty(2 * ones.max() + 1)  # exp(-gamma d) for every squared distance d
     for d in range(exp_table.shape[0]):
         exp_table[d] = fast_exp(-gamma * np.float64(d))
-    distances, dots = np.empty(C.shape[0], dtype=np.int64), np.empty(C.shape[0])
+    distances, dots, parts = np.empty(C.shape[0], dtype=np.int64), np.empty(C.shape[0]), _parts(C.shape[0])
     for t in range(t0 + 1, t1 + 1):
         row, w, s_avg = _step(C, Y, quad_self, uniforms[t - t0 - 1], scalars, idx_log, s_log, warm, band_p, band_n,
                               t, eta0, volume, n_pos)
-        _update_bits(bits, ones, row, w, Y, C, C_bar, s_avg, kernel_code, exp_table, distances, dots, warm)
+        _update_bits(bits, ones, row, w, Y, C, C_bar, s_avg, kernel_code, exp_table, distances, dots, parts, warm)
         _renormalise(C, scalars, s_avg, renormalise_below, warm)
 
 
 @njit(cache=True)
 def _run_dense(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, dots, t0, t1,
                eta0, volume, n_pos, kernel_code, gamma, renormalise_below):
+    parts = _parts(C.shape[0])
     for t in range(t0 + 1, t1 + 1):
         row, w, s_avg = _step(C, Y, quad_self, uniforms[t - t0 - 1], scalars, idx_log, s_log, warm, band_p, band_n,
                               t, eta0, volume, n_pos)
-        _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, warm)
+        _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, parts, warm)
         _renormalise(C, scalars, s_avg, renormalise_below, warm)
 
 
