@@ -294,7 +294,7 @@ def _compiled_run(p, st, uniforms, n_iter, bar, callback, start):
     the progress bar moves after each run."""
     scalars = np.zeros(SCALARS)
     scalars[0] = 1.0  # s; ||w||^2 = 0
-    warm = np.zeros(WARM_STATE)
+    warm, scratch = np.zeros(WARM_STATE), {}  # scratch: what the kernel prepares once a fit
     idx_log, s_log = st.idx_log.reshape(n_iter), st.s_log.reshape(n_iter)
     C, C_bar = st.C[0, :], st.C_bar[0, :]
     kernel_code = RESPONSE_KERNELS.index(p.kernel)
@@ -306,7 +306,7 @@ def _compiled_run(p, st, uniforms, n_iter, bar, callback, start):
         p.compiled(p.X, p.Y[0, :], C, C_bar, p.quad_self, block[first:first + end - t],
                    scalars, idx_log, s_log, warm, xp=p.xp, t0=t, eta0=p.eta0, volume=p.volume,
                    kernel_code=kernel_code, gamma=float(p.gamma), renormalise_below=_RENORMALISE_BELOW,
-                   **p.response_extra)
+                   scratch=scratch, **p.response_extra)
         t = st.t_done = end
         st.s, st.r2 = scalars[0:1].copy(), scalars[1:2].copy()
         st.levels, st.counts = np.float64(scalars[2]), np.array([int(scalars[4])])

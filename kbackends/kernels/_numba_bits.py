@@ -35,7 +35,7 @@ def popcount(typingctx, word):
 @njit(cache=True)
 def _pack_csr(indices, indptr, n, words):
     bits = np.zeros((words, n), dtype=np.uint64)
-    ones = np.empty(n, dtype=np.int64)
+    ones = np.empty(n, dtype=np.int32)
     for i in range(n):
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
@@ -47,7 +47,7 @@ def _pack_csr(indices, indptr, n, words):
 def binary_rows(X, *, max_words=None):
     """``(bits, ones)`` for a canonical CSR matrix X (sorted indices, no duplicates) whose
     stored values are all 1: ``bits`` (ceil(d / 64), n) uint64, column j of row i in bit
-    ``j % 64`` of ``bits[j // 64, i]``, and ``ones`` (n,) int64, each row's count of ones
+    ``j % 64`` of ``bits[j // 64, i]``, and ``ones`` (n,) int32, each row's count of ones
     (its squared norm). None where X is not such a matrix (dense, a value other than 1,
     explicit zeros) or where a row would need more than ``max_words`` words (default: the
     mean count of stored values a row, beyond which popcounts cost more than the sparse

@@ -274,3 +274,18 @@ def test_the_compiled_replay_is_the_reference_to_the_bit(n_out, batch):
     want = oracle("sbp_replay")(idx_log, s_log, **kw)
     assert got.shape == (n_out, n)
     np.testing.assert_array_equal(got, want)
+
+
+def test_binary_rows_are_packed_once_a_fit_and_a_callback_keeps_the_model(monkeypatch):
+    """A callback makes the loop call the run once an iteration: the rows' bits are packed
+    on the first call and kept for the fit, and the model is the one without a callback."""
+    X, Y = _data(700, 40, np.float32, 7, True)
+    X.data[:] = 1.0
+    packs = []
+    monkeypatch.setattr(numba_run, "binary_rows", lambda X: packs.append(1) or binary_rows(X))
+    seen = []
+    stepped = sbp.fit(X, Y, nu=0.1, n_iter=120, random_state=0, callback=lambda info: seen.append(info) and False)
+    assert len(seen) == 120 and len(packs) == 1
+    whole = sbp.fit(X, Y, nu=0.1, n_iter=120, random_state=0)
+    np.testing.assert_array_equal(stepped.coef, whole.coef)
+    assert stepped.params["levels"] == whole.params["levels"]

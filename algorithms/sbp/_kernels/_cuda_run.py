@@ -189,7 +189,7 @@ def _run(data, indices, indptr, Xd, sparse, sq_norms, Y, C, C_bar, quad_self, un
 
 
 def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, *, xp, t0, eta0, volume, kernel_code,
-            gamma, renormalise_below, sq_norms=None):
+            gamma, renormalise_below, sq_norms=None, scratch=None):
     """``_numba.sbp_run``'s signature and results on CuPy arrays (``X`` a CuPy array or
     cupyx CSR matrix); ``scalars`` and ``warm`` are the host's float64 arrays, updated in
     place. One launch runs the iterations up to the first that needs a cold level;

@@ -312,7 +312,7 @@ def _run_bits(bits, ones, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_
     exp_table = np.empty(2 * ones.max() + 1)  # exp(-gamma d) for every squared distance d
     for d in range(exp_table.shape[0]):
         exp_table[d] = fast_exp(-gamma * np.float64(d))
-    distances, dots, parts = np.empty(C.shape[0], dtype=np.int64), np.empty(C.shape[0]), _parts(C.shape[0])
+    distances, dots, parts = np.empty(C.shape[0], dtype=np.int32), np.empty(C.shape[0]), _parts(C.shape[0])
     for t in range(t0 + 1, t1 + 1):
         row, w, s_avg = _step(C, Y, quad_self, uniforms[t - t0 - 1], scalars, idx_log, s_log, warm, band_p, band_n,
                               t, eta0, volume, n_pos)
@@ -332,7 +332,7 @@ def _run_dense(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, war
 
 
 def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, *, xp, t0, eta0, volume, kernel_code,
-            gamma, renormalise_below, sq_norms=None):
+            gamma, renormalise_below, sq_norms=None, scratch=None):
     """Iterations ``t0 + 1 .. t0 + len(uniforms)`` of the binary default, in place.
 
     Parameters
@@ -350,12 +350,20 @@ def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, 
     eta0, volume, gamma, renormalise_below : float
     kernel_code : int, 0 RBF, 1 linear
     sq_norms : (n,) the rows' squared norms in the responses' dtype (CSR X)
+    scratch : dict, optional, kept by the caller for the fit's calls: the rows' bits are
+        packed into it on the first call (without it, on each call of at least
+        ``PACK_FROM`` iterations)
     """
     n = C.shape[0]
     n_pos = int(np.count_nonzero(Y > 0))
     band_p, band_n = np.empty(n), np.empty(n)
     t1 = t0 + uniforms.shape[0]
-    packed = binary_rows(X) if uniforms.shape[0] >= PACK_FROM else None
+    if scratch is None:
+        packed = binary_rows(X) if uniforms.shape[0] >= PACK_FROM else None
+    else:
+        if "bits" not in scratch:
+            scratch["bits"] = binary_rows(X)
+        packed = scratch["bits"]
     if packed is not None:
         _run_bits(*packed, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, t0, t1,
                   eta0, volume, n_pos, kernel_code, gamma, renormalise_below)
