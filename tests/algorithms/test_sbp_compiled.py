@@ -34,17 +34,21 @@ def _sq_norms(X, dtype):
     return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel().astype(dtype)
 
 
+def _fresh_state(n, n_iter, dtype):
+    """A run's state before its first iteration (responses, averages, scalars with s = 1,
+    an empty warm state, logs) and its uniforms."""
+    scalars = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
+    return (np.zeros(n, dtype=dtype), np.zeros(n), scalars, np.zeros(WARM_STATE), np.zeros(n_iter, dtype=np.int64),
+            np.zeros(n_iter), np.random.default_rng(1).random(n_iter))
+
+
 def _iterations(X, Y, dtype, *, n_iter, eta0, volume, gamma):
     """Runs ``sbp_run`` one iteration a call; yields the state before and after and the
     level it used."""
     cpu = resolve("cpu")
     run = get_kernel("sbp_run", cpu)
     n = Y.shape[0]
-    C, C_bar = np.zeros(n, dtype=dtype), np.zeros(n)
-    scalars = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
-    warm = np.zeros(WARM_STATE)
-    idx_log, s_log = np.zeros(n_iter, dtype=np.int64), np.zeros(n_iter)
-    uniforms = np.random.default_rng(1).random(n_iter)
+    C, C_bar, scalars, warm, idx_log, s_log, uniforms = _fresh_state(n, n_iter, dtype)
     extra = {"sq_norms": _sq_norms(X, dtype)} if sp.issparse(X) else {}
     for t in range(n_iter):
         before = (C.copy(), C_bar.copy(), scalars.copy())
@@ -224,11 +228,7 @@ def _run_state(X, Y, dtype, kernel_code, gamma, pack, monkeypatch, n_iter=400, c
     packed as bits or not (``PACK_FROM``); a high ``renormalise_below`` renormalises often."""
     monkeypatch.setattr(numba_run, "PACK_FROM", 1 if pack else 10 ** 9)
     n = Y.shape[0]
-    C, C_bar = np.zeros(n, dtype=dtype), np.zeros(n)
-    scalars = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
-    warm = np.zeros(WARM_STATE)
-    idx_log, s_log = np.zeros(n_iter, dtype=np.int64), np.zeros(n_iter)
-    uniforms = np.random.default_rng(1).random(n_iter)
+    C, C_bar, scalars, warm, idx_log, s_log, uniforms = _fresh_state(n, n_iter, dtype)
     self_k = np.ones(n) if kernel_code == 0 else np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
     step = n_iter // calls
     for t0 in range(0, n_iter, step):
