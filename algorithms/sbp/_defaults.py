@@ -26,7 +26,7 @@ AUTO_ITER_PER_ROOT = 60
 # nu="auto": the paper's nu <-> C relation on nested subsamples of these sizes (auto_nu).
 NU_SAMPLES = (1000, 2000, 4000)
 NU_FALLBACK = 0.01
-DENSE_GRAM_VALUES = 1 << 23  # sparse subsamples up to this many values (64 MB) are densified for the Gram matrix  # a subsample with one class only (extremely rare labels)
+DENSE_GRAM_VALUES = 1 << 23  # subsamples up to this many values (64 MB dense) go to libsvm as their kernel matrix  # a subsample with one class only (extremely rare labels)
 
 
 def auto_n_iter(n):
@@ -46,21 +46,21 @@ def auto_n_iter(n):
 def _svm_nu(X, y, weights, gamma, kernel):
     """nu of an SVC(C=1) fitted on (X, y) (the relation of :func:`algorithms.sbp.nu_from_svm`).
 
-    Sparse rows, where libsvm evaluates each kernel value by merging two rows' index
-    lists, go to it as their kernel matrix, computed once by BLAS on the densified
-    rows (:func:`algorithms.sbp._svm_nu.nu_of_kernel_svm`: 4,000 rows at most, 128 MB;
-    half the time on a9a, the same nu to 1e-14); dense rows, whose kernel libsvm
-    evaluates fast, stay with it (on ijcnn1 the matrix would cost more than the few
-    columns the solver reads)."""
+    Rows whose dense copy holds at most ``DENSE_GRAM_VALUES`` values (every subsample of
+    up to 4,000 rows of up to 2,048 features) go to libsvm as their kernel matrix, computed
+    once by BLAS on the dense float64 rows (:func:`algorithms.sbp._svm_nu.nu_of_kernel_svm`):
+    libsvm evaluating each value of sparse rows by merging index lists took twice as long
+    on a9a; the same nu to 1e-14. Dense and sparse copies of the same rows take the same
+    path, so they keep giving the same nu to the bit. Wider rows stay with libsvm's own
+    kernel."""
     from sklearn.metrics.pairwise import linear_kernel, rbf_kernel  # scikit-learn's metrics load on first use
     from sklearn.svm import SVC
 
-    if not is_sparse(X):
+    if X.shape[0] * X.shape[1] > DENSE_GRAM_VALUES:
         svm = SVC(C=1.0, kernel=kernel, gamma=gamma if kernel == "rbf" else "scale").fit(X, y, sample_weight=weights)
         return nu_of_svm(svm, X, y, weights)
-    X = X.astype(np.float64)  # as libsvm reads the rows (scikit-learn keeps float32 in float32)
-    if X.shape[0] * X.shape[1] <= DENSE_GRAM_VALUES:
-        X = X.toarray()  # a dense product (BLAS) rather than a sparse one
+    X = X.toarray() if is_sparse(X) else X
+    X = np.asarray(X, dtype=np.float64)  # as libsvm reads the rows (scikit-learn keeps float32 in float32)
     K = rbf_kernel(X, gamma=gamma) if kernel == "rbf" else linear_kernel(X)
     return nu_of_kernel_svm(K, y, weights)
 

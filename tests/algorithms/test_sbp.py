@@ -239,18 +239,20 @@ def test_nu_from_svm_takes_sparse_rows(cancer):
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 @pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("densify", [True, False])
-def test_auto_nu_on_sparse_rows_reads_their_kernel_matrix_as_libsvm_evaluates_it(cancer, monkeypatch, kernel,
-                                                                                  weighted, densify):
-    """``nu="auto"``'s SVCs on sparse rows take the rows' kernel matrix (densified for BLAS,
-    or the sparse product past ``DENSE_GRAM_VALUES``): the nu of libsvm evaluating the
-    kernel itself on the same float32 rows, to rounding."""
+@pytest.mark.parametrize("gram", [True, False])
+def test_auto_nu_reads_the_kernel_matrix_as_libsvm_evaluates_it(cancer, monkeypatch, kernel, weighted, gram):
+    """``nu="auto"``'s SVCs take the rows' kernel matrix (or, past ``DENSE_GRAM_VALUES``,
+    libsvm's own kernel): the nu of libsvm evaluating the kernel itself on the same float32
+    rows to rounding; from the matrix, the same nu to the bit for dense and CSR copies of the
+    rows (libsvm's own sparse and dense kernels round differently)."""
     X, y = cancer
     X = np.where(np.abs(X / X.std(axis=0)) < 0.5, 0.0, X / X.std(axis=0)).astype(np.float32)
     csr, target = sp.csr_matrix(X), np.where(y == 1, 1.0, -1.0)
     weights = np.random.default_rng(0).random(y.size) + 0.5 if weighted else None
-    monkeypatch.setattr(_sbp_defaults, "DENSE_GRAM_VALUES", X.size if densify else 0)
+    monkeypatch.setattr(_sbp_defaults, "DENSE_GRAM_VALUES", X.size if gram else 0)
     got = _sbp_defaults._svm_nu(csr, target, weights, 0.05, kernel)
+    dense = _sbp_defaults._svm_nu(X, target, weights, 0.05, kernel)
+    assert dense == got if gram else dense == pytest.approx(got, rel=1e-12)
     svc = SVC(C=1.0, kernel=kernel, gamma=0.05).fit(csr.astype(np.float64), target, sample_weight=weights)
     assert got == pytest.approx(_svm_nu.nu_of_svm(svc, csr.astype(np.float64), target, weights), rel=1e-9)
 

@@ -161,11 +161,13 @@ def test_each_iteration_equals_the_array_steps(dtype, sparse):
 
 @pytest.mark.parametrize("sparse", [False, True, "binary"])
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
-def test_the_model_does_not_depend_on_the_threads(sparse, kernel):
-    """The update runs as tasks of ``UPDATE_CHUNK`` rows on every core, each row's value
-    computed as one thread computes it and the tasks' sums added in task order: one
-    thread and all of them give the same model to the bit (three tasks here)."""
-    X, Y = _data(2 * numba_run.UPDATE_CHUNK + 500, 7, np.float64, 2, bool(sparse))
+@pytest.mark.parametrize("n, d", [(2 * numba_run.UPDATE_CHUNK + 500, 7), (1500, 600)])  # short rows; long rows
+def test_the_model_does_not_depend_on_the_threads(sparse, kernel, n, d):
+    """The update runs as tasks of rows on every core (``UPDATE_CHUNK`` short rows, fewer
+    long ones), each row's value computed as one thread computes it and the tasks' sums
+    added in task order: one thread and all of them give the same model to the bit (three
+    tasks and six here)."""
+    X, Y = _data(n, d, np.float64, 2, bool(sparse))
     if sparse == "binary":  # the rows' bits
         X.data[:] = 1.0
     models = []

@@ -86,8 +86,10 @@ def cancer():
     return example_data()
 
 
-def test_sparse_fit_is_the_dense_fit(cancer):
+@pytest.mark.parametrize("copies", [1, 8])  # 8: 4,552 rows, two tasks of the cpu run's update
+def test_sparse_fit_is_the_dense_fit(cancer, copies):
     X, y = cancer
+    X, y = np.tile(X, (copies, 1)), np.tile(y, copies)
     # About 30% stored: it stays sparse (>= 50% would be made dense). Integer values, so the
     # dense kernel's distances (sums of squared differences) and the sparse one's (norms
     # minus twice the dot) are exact and equal: the same draws, the same model. On real

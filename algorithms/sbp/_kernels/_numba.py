@@ -80,11 +80,19 @@ def _draw(C, Y, g, b, uniform):
     return n - 1, count  # not reached: count rows satisfy the test
 
 
-# The update runs as tasks of UPDATE_CHUNK rows on every core: each task computes its
-# rows' kernel values (each row's as one thread computes it) and adds them, and the warm
-# level's follow sums its part; the parts are summed in task order, so the models depend
-# on UPDATE_CHUNK, never on the number of threads.
+# The update runs as tasks of rows on every core: each task computes its rows' kernel
+# values (each row's as one thread computes it) and adds them, and the warm level's follow
+# sums its part; the parts are summed in task order. A task holds UPDATE_CHUNK rows, fewer
+# where rows are long (about TASK_WORK stored values a task, at least MIN_TASK_ROWS rows),
+# so the models depend on the data's shape, never on the number of threads.
 UPDATE_CHUNK = 4096
+TASK_WORK = 1 << 16
+MIN_TASK_ROWS = 256
+
+
+def task_rows(values_per_row):
+    """The rows of an update task for rows of ``values_per_row`` stored values."""
+    return int(min(UPDATE_CHUNK, max(MIN_TASK_ROWS, TASK_WORK // max(1, int(values_per_row)))))
 
 
 @njit(fastmath=_FAST, cache=True)
@@ -155,8 +163,8 @@ def _values_bits(bits, ones, row, w, kernel_code, exp_table, distances, dots, lo
 
 
 @njit(cache=True, parallel=True)
-def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots, parts,
-                   warm):
+def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots, rows,
+                   parts, warm):
     """``C += y w K(X, x_row)`` for CSR X (the row scattered into the dense ``S``, zeroed
     after), ``C_bar += s_avg C`` and the bands' follow, a task of rows at a time."""
     first, last = indptr[row], indptr[row + 1]
@@ -165,7 +173,7 @@ def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, 
     t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
     n = C.shape[0]
     for task in prange(parts.shape[0]):
-        lo, hi = task * UPDATE_CHUNK, min(n, (task + 1) * UPDATE_CHUNK)
+        lo, hi = task * rows, min(n, (task + 1) * rows)
         _values_sparse(data, indices, indptr, sq_norms, row, w, kernel_code, gamma, S, dots, lo, hi)
         _add_and_follow(dots, Y, C, C_bar, s_avg, t_pos, d_pos, t_neg, d_neg, lo, hi, parts[task])
     for p in range(first, last):
@@ -174,24 +182,24 @@ def _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, 
 
 
 @njit(cache=True, parallel=True)
-def _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, parts, warm):
+def _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, rows, parts, warm):
     """``C += y w K(X, x_row)`` for dense X, ``C_bar += s_avg C`` and the bands' follow."""
     t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
     n = C.shape[0]
     for task in prange(parts.shape[0]):
-        lo, hi = task * UPDATE_CHUNK, min(n, (task + 1) * UPDATE_CHUNK)
+        lo, hi = task * rows, min(n, (task + 1) * rows)
         _values_dense(X, row, w, kernel_code, gamma, dots, lo, hi)
         _add_and_follow(dots, Y, C, C_bar, s_avg, t_pos, d_pos, t_neg, d_neg, lo, hi, parts[task])
     _follow(parts, warm)
 
 
 @njit(cache=True, parallel=True)
-def _update_bits(bits, ones, row, w, Y, C, C_bar, s_avg, kernel_code, exp_table, distances, dots, parts, warm):
+def _update_bits(bits, ones, row, w, Y, C, C_bar, s_avg, kernel_code, exp_table, distances, dots, rows, parts, warm):
     """``_update_sparse`` for binary rows (:func:`_values_bits`)."""
     t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
     n = C.shape[0]
     for task in prange(parts.shape[0]):
-        lo, hi = task * UPDATE_CHUNK, min(n, (task + 1) * UPDATE_CHUNK)
+        lo, hi = task * rows, min(n, (task + 1) * rows)
         _values_bits(bits, ones, row, w, kernel_code, exp_table, distances, dots, lo, hi)
         _add_and_follow(dots, Y, C, C_bar, s_avg, t_pos, d_pos, t_neg, d_neg, lo, hi, parts[task])
     _follow(parts, warm)
@@ -227,9 +235,9 @@ def _add_and_follow(acc, Y, C, C_bar, s_avg, t_pos, d_pos, t_neg, d_neg, lo, hi,
 
 
 @njit(cache=True)
-def _parts(n):
-    """The update's tasks' sums: one row of four a task of ``UPDATE_CHUNK`` rows."""
-    return np.zeros(((n + UPDATE_CHUNK - 1) // UPDATE_CHUNK, 4))
+def _parts(n, rows):
+    """The update's tasks' sums: one row of four a task of ``rows`` rows."""
+    return np.zeros(((n + rows - 1) // rows, 4))
 
 
 @njit(cache=True)
@@ -296,38 +304,39 @@ def _renormalise(C, scalars, s_avg, renormalise_below, warm):
 
 @njit(cache=True)
 def _run_sparse(data, indices, indptr, sq_norms, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm,
-                band_p, band_n, S, dots, t0, t1, eta0, volume, n_pos, kernel_code, gamma, renormalise_below):
-    parts = _parts(C.shape[0])
+                band_p, band_n, S, dots, t0, t1, eta0, volume, n_pos, kernel_code, gamma, renormalise_below, rows):
+    parts = _parts(C.shape[0], rows)
     for t in range(t0 + 1, t1 + 1):
         row, w, s_avg = _step(C, Y, quad_self, uniforms[t - t0 - 1], scalars, idx_log, s_log, warm, band_p, band_n,
                               t, eta0, volume, n_pos)
         _update_sparse(data, indices, indptr, sq_norms, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, S, dots,
-                       parts, warm)
+                       rows, parts, warm)
         _renormalise(C, scalars, s_avg, renormalise_below, warm)
 
 
 @njit(cache=True)
 def _run_bits(bits, ones, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, t0, t1,
-              eta0, volume, n_pos, kernel_code, gamma, renormalise_below):
+              eta0, volume, n_pos, kernel_code, gamma, renormalise_below, rows):
     exp_table = np.empty(2 * ones.max() + 1)  # exp(-gamma d) for every squared distance d
     for d in range(exp_table.shape[0]):
         exp_table[d] = fast_exp(-gamma * np.float64(d))
-    distances, dots, parts = np.empty(C.shape[0], dtype=np.int32), np.empty(C.shape[0]), _parts(C.shape[0])
+    distances, dots, parts = np.empty(C.shape[0], dtype=np.int32), np.empty(C.shape[0]), _parts(C.shape[0], rows)
     for t in range(t0 + 1, t1 + 1):
         row, w, s_avg = _step(C, Y, quad_self, uniforms[t - t0 - 1], scalars, idx_log, s_log, warm, band_p, band_n,
                               t, eta0, volume, n_pos)
-        _update_bits(bits, ones, row, w, Y, C, C_bar, s_avg, kernel_code, exp_table, distances, dots, parts, warm)
+        _update_bits(bits, ones, row, w, Y, C, C_bar, s_avg, kernel_code, exp_table, distances, dots, rows, parts,
+                     warm)
         _renormalise(C, scalars, s_avg, renormalise_below, warm)
 
 
 @njit(cache=True)
 def _run_dense(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, dots, t0, t1,
-               eta0, volume, n_pos, kernel_code, gamma, renormalise_below):
-    parts = _parts(C.shape[0])
+               eta0, volume, n_pos, kernel_code, gamma, renormalise_below, rows):
+    parts = _parts(C.shape[0], rows)
     for t in range(t0 + 1, t1 + 1):
         row, w, s_avg = _step(C, Y, quad_self, uniforms[t - t0 - 1], scalars, idx_log, s_log, warm, band_p, band_n,
                               t, eta0, volume, n_pos)
-        _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, parts, warm)
+        _update_dense(X, row, w, Y, C, C_bar, s_avg, kernel_code, gamma, dots, rows, parts, warm)
         _renormalise(C, scalars, s_avg, renormalise_below, warm)
 
 
@@ -364,17 +373,20 @@ def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, 
         if "bits" not in scratch:
             scratch["bits"] = binary_rows(X)
         packed = scratch["bits"]
+    # The tasks' size from the rows' nonzeros, the same for dense and CSR copies of the rows (and
+    # for the bits): copies whose kernel values agree exactly give the same model.
+    rows = task_rows(-(-np.count_nonzero(X.data if hasattr(X, "tocsr") else X) // max(1, n)))
     if packed is not None:
         _run_bits(*packed, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, t0, t1,
-                  eta0, volume, n_pos, kernel_code, gamma, renormalise_below)
+                  eta0, volume, n_pos, kernel_code, gamma, renormalise_below, rows)
     elif hasattr(X, "tocsr"):
         S, dots = np.zeros(X.shape[1], dtype=X.dtype), np.empty(n)
         _run_sparse(X.data, X.indices, X.indptr, sq_norms, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log,
                     warm, band_p, band_n, S, dots, t0, t1, eta0, volume, n_pos, kernel_code, gamma,
-                    renormalise_below)
+                    renormalise_below, rows)
     else:
         _run_dense(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, np.empty(n), t0,
-                   t1, eta0, volume, n_pos, kernel_code, gamma, renormalise_below)
+                   t1, eta0, volume, n_pos, kernel_code, gamma, renormalise_below, rows)
 
 
 @njit(cache=True)
