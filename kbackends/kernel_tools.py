@@ -62,8 +62,8 @@ width)``
     Inside an ``@njit`` loop: float64 ``exp`` to 1 ulp that LLVM vectorises (the C
     library's is a call it cannot), for loops compiled with fast-math.
 :func:`binary_rows` ``(X)``, :func:`popcount` ``(word)``
-    A CSR matrix of ones packed as bits (``(bits, ones)``, or None where it is not
-    binary or packing does not pay), and inside an ``@njit`` loop the set bits of a
+    Rows of zeros and ones (dense, or CSR holding only ones) packed as bits (``(bits,
+    ones)``, or None where they are not binary or packing does not pay), and inside an ``@njit`` loop the set bits of a
     uint64: ``x_i . x_j`` of binary rows as popcounts of ``bits[i] & bits[j]``.
 
 Each name is imported on first use, so ``import kbackends.kernel_tools`` imports

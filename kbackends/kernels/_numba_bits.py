@@ -1,7 +1,7 @@
 """Binary rows as bits, for Numba CPU kernels: ``x_i . x_j`` as the popcount of ``x_i & x_j``.
 
-Many sparse sets hold only ones (one-hot categories, presence of a word: the LIBSVM
-``a*a`` and ``w*a`` sets). Their dot products are counts of shared columns: with each
+Many sets hold only ones and zeros (one-hot categories, presence of a word: the LIBSVM
+``a*a`` and ``w*a`` sets, a pandas ``get_dummies`` frame). Their dot products are counts of shared columns: with each
 row packed into ``ceil(d / 64)`` 64-bit words, one row against another costs that many
 ``and`` + popcount instructions where a sparse product gathers every stored value. The
 words are stored word by word (``bits[k, i]``: word k of row i), so a loop over the
@@ -44,18 +44,39 @@ def _pack_csr(indices, indptr, n, words):
     return bits, ones
 
 
+@njit(cache=True)
+def _pack_dense(X, words):
+    n, d = X.shape
+    bits = np.zeros((words, n), dtype=np.uint64)
+    ones = np.zeros(n, dtype=np.int32)
+    for i in range(n):
+        for j in range(d):
+            if X[i, j] == 1:
+                bits[j // WORD, i] |= np.uint64(1) << np.uint64(j % WORD)
+                ones[i] += 1
+            elif X[i, j] != 0:
+                return bits[:, :0], ones[:0]  # not binary: nothing packed
+    return bits, ones
+
+
 def binary_rows(X, *, max_words=None):
-    """``(bits, ones)`` for a canonical CSR matrix X (sorted indices, no duplicates) whose
-    stored values are all 1: ``bits`` (ceil(d / 64), n) uint64, column j of row i in bit
-    ``j % 64`` of ``bits[j // 64, i]``, and ``ones`` (n,) int32, each row's count of ones
-    (its squared norm). None where X is not such a matrix (dense, a value other than 1,
-    explicit zeros) or where a row would need more than ``max_words`` words (default: the
-    mean count of stored values a row, beyond which popcounts cost more than the sparse
-    product's gathers)."""
-    if not hasattr(X, "indptr") or X.format != "csr" or X.shape[0] == 0:
+    """``(bits, ones)`` for a dense 2-D array of zeros and ones, or a canonical CSR matrix X
+    (sorted indices, no duplicates) whose stored values are all 1: ``bits`` (ceil(d / 64), n)
+    uint64, column j of row i in bit ``j % 64`` of ``bits[j // 64, i]``, and ``ones`` (n,) int32, each row's count of ones
+    (its squared norm). None where X is not such a matrix (another format, a value other than
+    0 or 1, an explicit zero) or where a CSR row would need more than ``max_words`` words
+    (default: the mean count of stored values a row, beyond which popcounts cost more than
+    the sparse product's gathers; a dense row's product reads all d values, 64 times the
+    words)."""
+    if X.ndim != 2 or X.shape[0] == 0:
         return None
     n, d = X.shape
     words = max(1, -(-d // WORD))
+    if isinstance(X, np.ndarray):
+        bits, ones = _pack_dense(X, words)
+        return (bits, ones) if ones.shape[0] == n else None
+    if not hasattr(X, "indptr") or X.format != "csr":
+        return None
     limit = max(1.0, X.nnz / n) if max_words is None else max_words
     if words > limit or not X.has_canonical_format or not np.all(X.data == 1):
         return None

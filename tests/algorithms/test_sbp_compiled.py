@@ -232,26 +232,31 @@ def _run_state(X, Y, dtype, kernel_code, gamma, pack, monkeypatch, n_iter=400, c
     n = Y.shape[0]
     C, C_bar, scalars, warm, idx_log, s_log, uniforms = _fresh_state(n, n_iter, dtype)
     self_k = np.ones(n) if kernel_code == 0 else np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
+    extra = {"sq_norms": _sq_norms(X, dtype)} if sp.issparse(X) else {}
     step = n_iter // calls
     for t0 in range(0, n_iter, step):
         get_kernel("sbp_run", resolve("cpu"))(
             X, Y, C, C_bar, self_k, uniforms[t0:t0 + step], scalars, idx_log, s_log, warm, xp=np, t0=t0,
             eta0=1.0 / np.sqrt(self_k.max()), volume=0.05 * n, kernel_code=kernel_code, gamma=gamma,
-            renormalise_below=renormalise_below, sq_norms=_sq_norms(X, dtype))
+            renormalise_below=renormalise_below, **extra)
     return C, C_bar, scalars, idx_log, s_log, warm
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("kernel_code", [0, 1])
-def test_binary_rows_as_bits_give_the_sparse_run_to_the_bit(dtype, kernel_code, monkeypatch):
-    """Rows of ones (one-hot categories, as a9a's): the run on their bits (popcounts, the
-    kernel's values from a table of squared distances) leaves every array of the state
-    exactly as the sparse product does, over renormalisations and cold levels."""
+@pytest.mark.parametrize("dense", [False, True])
+def test_binary_rows_as_bits_give_the_sparse_run_to_the_bit(dtype, kernel_code, dense, monkeypatch):
+    """Rows of ones and zeros (one-hot categories, as a9a's), CSR or dense: the run on their
+    bits (popcounts, the kernel's values from a table of squared distances) leaves every
+    array of the state exactly as the sparse or dense product does, over renormalisations
+    and cold levels."""
     rng = np.random.default_rng(5)
     n, d = 2 * numba_run.UPDATE_CHUNK + 100, 150  # three tasks of the update; three words a row, ~20 ones
     X = sp.csr_matrix((rng.random((n, d)) < 0.13).astype(dtype))
-    assert binary_rows(X) is not None
     Y = np.where(np.asarray(X[:, :5].sum(axis=1)).ravel() > 0.5, 1.0, -1.0).astype(dtype)
+    if dense:
+        X = X.toarray()
+    assert binary_rows(X) is not None
     gamma = 0.05 if kernel_code == 0 else 1.0
     bits = _run_state(X, Y, dtype, kernel_code, gamma, True, monkeypatch)
     gathers = _run_state(X, Y, dtype, kernel_code, gamma, False, monkeypatch)

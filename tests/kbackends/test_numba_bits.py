@@ -1,4 +1,4 @@
-"""``kernel_tools.binary_rows`` and ``popcount``: binary CSR rows packed as bits give
+"""``kernel_tools.binary_rows`` and ``popcount``: binary rows (dense or CSR) packed as bits give
 every dot product of the rows exactly (popcounts of ``bits[:, i] & bits[:, j]``), and
 the packing refuses what is not a matrix of ones or would not pay."""
 
@@ -44,11 +44,11 @@ def test_packed_rows_give_every_dot_product(d, dtype):
     dense = (rng.random((60, d)) < 0.2).astype(dtype)
     dense[7] = 0  # an empty row
     dense[8, -1] = 1  # the last column
-    X = sp.csr_matrix(dense)
-    bits, ones = binary_rows(X, max_words=8)
-    assert bits.shape == (-(-d // 64), 60) and bits.dtype == np.uint64
-    np.testing.assert_array_equal(ones, dense.sum(axis=1))
-    np.testing.assert_array_equal(_gram(bits), (dense @ dense.T).astype(np.int64))
+    for X in (sp.csr_matrix(dense), dense, np.asfortranarray(dense)):
+        bits, ones = binary_rows(X, max_words=8)
+        assert bits.shape == (-(-d // 64), 60) and bits.dtype == np.uint64
+        np.testing.assert_array_equal(ones, dense.sum(axis=1))
+        np.testing.assert_array_equal(_gram(bits), (dense @ dense.T).astype(np.int64))
 
 
 def test_only_matrices_of_ones_that_pay_are_packed():
@@ -56,7 +56,10 @@ def test_only_matrices_of_ones_that_pay_are_packed():
     dense = (rng.random((40, 100)) < 0.3).astype(np.float64)  # 2 words, ~30 values a row
     X = sp.csr_matrix(dense)
     assert binary_rows(X) is not None
-    assert binary_rows(dense) is None  # dense arrays: the dense kernels
+    assert binary_rows(dense) is not None
+    halves = dense.copy()
+    halves[39, 99] = 0.5
+    assert binary_rows(halves) is None  # a dense value other than 0 or 1 (the last one read)
     assert binary_rows(X.tocsc()) is None
     twos = X.copy()
     twos.data[3] = 2.0
