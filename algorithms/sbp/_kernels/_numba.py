@@ -359,23 +359,15 @@ def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, 
     eta0, volume, gamma, renormalise_below : float
     kernel_code : int, 0 RBF, 1 linear
     sq_norms : (n,) the rows' squared norms in the responses' dtype (CSR X)
-    scratch : dict, optional, kept by the caller for the fit's calls: the rows' bits are
-        packed into it on the first call (without it, on each call of at least
-        ``PACK_FROM`` iterations)
+    scratch : dict, optional, kept by the caller for the fit's calls: the rows' bits and the
+        update's task size are made into it on the first call (without it, on each call; the
+        bits only for a call of at least ``PACK_FROM`` iterations)
     """
     n = C.shape[0]
     n_pos = int(np.count_nonzero(Y > 0))
     band_p, band_n = np.empty(n), np.empty(n)
     t1 = t0 + uniforms.shape[0]
-    if scratch is None:
-        packed = binary_rows(X) if uniforms.shape[0] >= PACK_FROM else None
-    else:
-        if "bits" not in scratch:
-            scratch["bits"] = binary_rows(X)
-        packed = scratch["bits"]
-    # The tasks' size from the rows' nonzeros, the same for dense and CSR copies of the rows (and
-    # for the bits): copies whose kernel values agree exactly give the same model.
-    rows = task_rows(-(-np.count_nonzero(X.data if hasattr(X, "tocsr") else X) // max(1, n)))
+    packed, rows = _prepared(X, scratch, uniforms.shape[0] >= PACK_FROM)
     if packed is not None:
         _run_bits(*packed, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, t0, t1,
                   eta0, volume, n_pos, kernel_code, gamma, renormalise_below, rows)
@@ -387,6 +379,21 @@ def sbp_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, 
     else:
         _run_dense(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm, band_p, band_n, np.empty(n), t0,
                    t1, eta0, volume, n_pos, kernel_code, gamma, renormalise_below, rows)
+
+
+def _prepared(X, scratch, long_call):
+    """``(bits, task rows)``: the rows' bits (None where they are not binary, or on a short
+    call without ``scratch``) and the update's task size, made once a fit where the caller
+    keeps ``scratch``. The task size comes from the rows' nonzeros, the same for dense and
+    CSR copies of the rows and for their bits: copies whose kernel values agree exactly give
+    the same model."""
+    if scratch is not None and "rows" in scratch:
+        return scratch["bits"], scratch["rows"]
+    packed = binary_rows(X) if scratch is not None or long_call else None
+    rows = task_rows(-(-np.count_nonzero(X.data if hasattr(X, "tocsr") else X) // max(1, X.shape[0])))
+    if scratch is not None:
+        scratch.update(bits=packed, rows=rows)
+    return packed, rows
 
 
 @njit(cache=True)
