@@ -18,15 +18,15 @@ from kbackends.ops import sparse_module
 
 from .._boundary.sparse import is_sparse, take_rows
 from .._boundary.validation import scale_gamma
-from ._svm_nu import nu_of_kernel_svm, nu_of_svm
+from ._svm_nu import kernel_matrix, nu_of_kernel_svm, nu_of_svm
 
 # n_iter="auto": one pass for small data, then AUTO_ITER_PER_ROOT * sqrt(n), at least AUTO_ITER_MIN.
 AUTO_ITER_MIN = 1000
 AUTO_ITER_PER_ROOT = 60
 # nu="auto": the paper's nu <-> C relation on nested subsamples of these sizes (auto_nu).
 NU_SAMPLES = (1000, 2000, 4000)
-NU_FALLBACK = 0.01
-DENSE_GRAM_VALUES = 1 << 23  # subsamples up to this many values (64 MB dense) go to libsvm as their kernel matrix  # a subsample with one class only (extremely rare labels)
+NU_FALLBACK = 0.01  # a subsample with one class only (extremely rare labels)
+DENSE_GRAM_VALUES = 1 << 23  # subsamples up to this many values (64 MB dense) go to libsvm as their kernel matrix
 
 
 def auto_n_iter(n):
@@ -53,7 +53,6 @@ def _svm_nu(X, y, weights, gamma, kernel):
     on a9a; the same nu to 1e-14. Dense and sparse copies of the same rows take the same
     path, so they keep giving the same nu to the bit. Wider rows stay with libsvm's own
     kernel."""
-    from sklearn.metrics.pairwise import linear_kernel, rbf_kernel  # scikit-learn's metrics load on first use
     from sklearn.svm import SVC
 
     if X.shape[0] * X.shape[1] > DENSE_GRAM_VALUES:
@@ -61,8 +60,7 @@ def _svm_nu(X, y, weights, gamma, kernel):
         return nu_of_svm(svm, X, y, weights)
     X = X.toarray() if is_sparse(X) else X
     X = np.asarray(X, dtype=np.float64)  # as libsvm reads the rows (scikit-learn keeps float32 in float32)
-    K = rbf_kernel(X, gamma=gamma) if kernel == "rbf" else linear_kernel(X)
-    return nu_of_kernel_svm(K, y, weights)
+    return nu_of_kernel_svm(kernel_matrix(X, X, kernel, gamma), y, weights)
 
 
 def _host_rows(X, rows):

@@ -126,6 +126,12 @@ def _decision(svm, X, dual):
 
 def _kernel(svm, A, B):
     """The fitted SVC's kernel between the rows of A and B (dense float64)."""
+    return kernel_matrix(A, B, svm.kernel, svm._gamma)
+
+
+def kernel_matrix(A, B, kernel, gamma):
+    """The ``kernel`` ("rbf" with width ``gamma``, or "linear") between the rows of A and B,
+    dense, by scikit-learn's pairwise kernels (BLAS products)."""
     from sklearn.metrics.pairwise import linear_kernel, rbf_kernel  # scikit-learn's metrics load on first use
 
-    return rbf_kernel(A, B, gamma=svm._gamma) if svm.kernel == "rbf" else linear_kernel(A, B)
+    return rbf_kernel(A, B, gamma=gamma) if kernel == "rbf" else linear_kernel(A, B)

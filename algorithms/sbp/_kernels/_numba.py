@@ -9,11 +9,11 @@ kernel, the drawn row's squared norm from the norms computed once), and the
 average as ``_xp.sbp_average``, fused into the update's pass.
 
 Rows of zeros and ones (dense, or CSR holding only ones: one-hot columns such as the
-LIBSVM ``a*a`` / ``w*a`` sets', a pandas ``get_dummies`` frame) run on their bits (:func:`kbackends.kernel_tools.binary_rows`): each product
-a popcount, the RBF kernel's value read from a table of ``exp(-gamma d)`` over the
-integer squared distances d: the same values as the sparse or dense product's, in a
-few instructions a row where the product reads every stored value and the exponential
-costs a polynomial.
+LIBSVM ``a*a`` / ``w*a`` sets', a pandas ``get_dummies`` frame) run on their bits
+(:func:`kbackends.kernel_tools.binary_rows`): each product a popcount, the RBF kernel's
+value read from a table of ``exp(-gamma d)`` over the integer squared distances d: the
+same values as the sparse or dense product's, in a few instructions a row where the
+product reads every stored value and the exponential costs a polynomial.
 
 The draw and bookkeeping compile without fast-math (the heights ``C + b y`` and the
 float64 scalars round as NumPy rounds them); the update's passes with it.
