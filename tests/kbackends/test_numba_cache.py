@@ -1,0 +1,70 @@
+"""Numba's on-disk cache written by processes compiling at once (kbackends._numba_cache)."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("fcntl")
+
+MODULE = textwrap.dedent("""
+    from numba import njit
+
+    @njit(cache=True)
+    def twice(x):
+        return x * 2
+""")
+
+# Compiles `twice` for one type with a pause between reading the cache index and writing
+# it (numba's window, widened to 2 s): without the lock, two such processes pick the same
+# file number.
+COMPILE = textwrap.dedent("""
+    import sys, time
+    import numba.core.caching as caching
+    if sys.argv[2] == "locked":
+        import kbackends  # noqa: F401  (serialises the cache's saves)
+    save_index = caching.IndexDataCacheFile._save_index
+    def slow_save_index(self, overloads):
+        time.sleep(2.0)
+        save_index(self, overloads)
+    caching.IndexDataCacheFile._save_index = slow_save_index
+    import numpy as np, mod
+    value = mod.twice(np.float64(1.5) if sys.argv[1] == "float" else np.int64(3))
+    print(value)
+""")
+
+CHECK = "import numpy as np, mod; print(mod.twice(np.float64(1.5)), mod.twice(np.int64(3)))"
+
+
+def _two_at_once(tmp_path, mode):
+    """The machine-code files two processes compiling ``twice`` for two types at once
+    leave, and a third process's run of both overloads from that cache."""
+    (tmp_path / "mod.py").write_text(MODULE)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), *sys.path])}
+    procs = [subprocess.Popen([sys.executable, "-c", COMPILE, kind, mode], cwd=tmp_path, env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for kind in ("float", "int")]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    folder = next((tmp_path / "cache").rglob("*.nbi")).parent
+    files = sorted(f for f in os.listdir(folder) if f.endswith(".nbc"))
+    return files, subprocess.run([sys.executable, "-c", CHECK], cwd=tmp_path, env=env, capture_output=True,
+                                 text=True, timeout=120)
+
+
+def test_two_processes_compiling_two_signatures_at_once_leave_a_cache_that_loads(tmp_path):
+    """Both processes compile at once; under the lock the second's save waits for the
+    first's and numbers its file after it: a third process loads both overloads."""
+    files, check = _two_at_once(tmp_path, "locked")
+    assert len(files) == 2  # one machine-code file each
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.split() == ["3.0", "6"]
+
+
+def test_the_race_is_real_without_the_lock(tmp_path):
+    """The control: without kbackends' lock the same two processes both write file number
+    1, so the index points one overload at the other's machine code."""
+    files, _ = _two_at_once(tmp_path, "unlocked")
+    assert len(files) == 1
