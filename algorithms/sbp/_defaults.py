@@ -26,7 +26,7 @@ AUTO_ITER_PER_ROOT = 60
 # nu="auto": the paper's nu <-> C relation on nested subsamples of these sizes (auto_nu).
 NU_SAMPLES = (1000, 2000, 4000)
 NU_FALLBACK = 0.01  # a subsample with one class only (extremely rare labels)
-DENSE_GRAM_VALUES = 1 << 23  # subsamples up to this many values (64 MB dense) go to libsvm as their kernel matrix
+DENSE_GRAM_VALUES = 1 << 23  # subsamples up to this many values (64 MB dense): one kernel matrix (_gram_nus)
 
 
 def auto_n_iter(n):
@@ -44,23 +44,34 @@ def auto_n_iter(n):
 
 
 def _svm_nu(X, y, weights, gamma, kernel):
-    """nu of an SVC(C=1) fitted on (X, y) (the relation of :func:`algorithms.sbp.nu_from_svm`).
-
-    Rows whose dense copy holds at most ``DENSE_GRAM_VALUES`` values (every subsample of
-    up to 4,000 rows of up to 2,048 features) go to libsvm as their kernel matrix, computed
-    once by BLAS on the dense float64 rows (:func:`algorithms.sbp._svm_nu.nu_of_kernel_svm`):
-    libsvm evaluating each value of sparse rows by merging index lists took twice as long
-    on a9a; the same nu to 1e-14. Dense and sparse copies of the same rows take the same
-    path, so they keep giving the same nu to the bit. Wider rows stay with libsvm's own
-    kernel."""
+    """nu of an SVC(C=1) fitted on (X, y) by libsvm's own kernel (the relation of
+    :func:`algorithms.sbp.nu_from_svm`): the subsamples too wide for one kernel matrix
+    (:func:`_gram_nus`)."""
     from sklearn.svm import SVC
 
-    if X.shape[0] * X.shape[1] > DENSE_GRAM_VALUES:
-        svm = SVC(C=1.0, kernel=kernel, gamma=gamma if kernel == "rbf" else "scale").fit(X, y, sample_weight=weights)
-        return nu_of_svm(svm, X, y, weights)
-    X = X.toarray() if is_sparse(X) else X
-    X = np.asarray(X, dtype=np.float64)  # as libsvm reads the rows (scikit-learn keeps float32 in float32)
-    return nu_of_kernel_svm(kernel_matrix(X, X, kernel, gamma), y, weights)
+    svm = SVC(C=1.0, kernel=kernel, gamma=gamma if kernel == "rbf" else "scale").fit(X, y, sample_weight=weights)
+    return nu_of_svm(svm, X, y, weights)
+
+
+def _gram_nus(X, parts, y, weights, gamma, kernel, pool):
+    """The nu of an SVC(C=1) on each of the nested ``parts`` (sorted row indices, the
+    last holding all the others) from one kernel matrix of the last part's rows, computed
+    by BLAS on their dense float64 copy; each part's SVC reads its rows' block of it
+    (:func:`algorithms.sbp._svm_nu.nu_of_kernel_svm`, on ``pool``'s threads). libsvm
+    evaluating each value of sparse rows by merging index lists took twice as long on
+    a9a, and a matrix per part computed the smaller parts' values again. Dense and sparse
+    copies of the same rows take this path alike: the same nu to the bit."""
+    A = _host_rows(X, parts[-1])
+    A = np.asarray(A.toarray() if is_sparse(A) else A, dtype=np.float64)  # as libsvm reads the rows
+    K = kernel_matrix(A, A, kernel, gamma)
+
+    def estimate(part):
+        at = np.searchsorted(parts[-1], part)  # the part's rows within the last part's
+        block = K if at.size == K.shape[0] else K[np.ix_(at, at)]
+        return nu_of_kernel_svm(block, y[part], None if weights is None else weights[part])
+
+    futures = [pool.submit(estimate, part) for part in reversed(parts)]
+    return [future.result() for future in reversed(futures)]
 
 
 def _host_rows(X, rows):
@@ -105,14 +116,16 @@ def auto_nu(X, target, weights, gamma, kernel, seed):
     if any(np.unique(target[part]).size < 2 for part in parts):
         return NU_FALLBACK
 
-    def estimate(part):
-        return _svm_nu(_host_rows(X, part), target[part], None if weights is None else weights[part], gamma, kernel)
-
     # The subsamples' SVCs are independent and libsvm releases the GIL: on threads, the
     # largest first, the estimate takes about the largest fit's time.
     with ThreadPoolExecutor(max_workers=min(len(parts), os.cpu_count() or 1)) as pool:
-        futures = [pool.submit(estimate, part) for part in reversed(parts)]
-        estimates = [future.result() for future in reversed(futures)]
+        if parts[-1].size * X.shape[1] <= DENSE_GRAM_VALUES:
+            estimates = _gram_nus(X, parts, target, weights, gamma, kernel, pool)
+        else:
+            futures = [pool.submit(_svm_nu, _host_rows(X, part), target[part],
+                                   None if weights is None else weights[part], gamma, kernel)
+                       for part in reversed(parts)]
+            estimates = [future.result() for future in reversed(futures)]
     return extrapolate_nu(sizes, estimates, n)
 
 

@@ -90,9 +90,10 @@ def nu_of_kernel_svm(K, y, sample_weight=None, *, C=1.0):
     from sklearn.svm import SVC
 
     svm = SVC(C=C, kernel="precomputed").fit(K, y, sample_weight=sample_weight)
-    dual, sv = _dual(svm), svm.support_
-    return _relation(svm, float(dual @ K[np.ix_(sv, sv)] @ dual), K[:, sv] @ dual + svm.intercept_[0], y,
-                     sample_weight)
+    dual = np.zeros(K.shape[0])
+    dual[svm.support_] = _dual(svm)
+    f = K @ dual  # one pass over K (gathering the support vectors' columns cost three)
+    return _relation(svm, float(dual @ f), f + svm.intercept_[0], y, sample_weight)
 
 
 def _dual(svm):

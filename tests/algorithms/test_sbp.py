@@ -3,6 +3,8 @@ multiclass, the model container and the boundary."""
 
 import math
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -240,21 +242,44 @@ def test_nu_from_svm_takes_sparse_rows(cancer):
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("gram", [True, False])
-def test_auto_nu_reads_the_kernel_matrix_as_libsvm_evaluates_it(cancer, monkeypatch, kernel, weighted, gram):
-    """``nu="auto"``'s SVCs take the rows' kernel matrix (or, past ``DENSE_GRAM_VALUES``,
-    libsvm's own kernel): the nu of libsvm evaluating the kernel itself on the same float32
-    rows to rounding; from the matrix, the same nu to the bit for dense and CSR copies of the
-    rows (libsvm's own sparse and dense kernels round differently)."""
+def test_auto_nu_reads_the_kernel_matrix_as_libsvm_evaluates_it(cancer, kernel, weighted, gram):
+    """``nu="auto"``'s SVCs take one kernel matrix of the largest subsample's rows (or, past
+    ``DENSE_GRAM_VALUES``, libsvm's own kernel): the nu of libsvm evaluating the kernel itself
+    on the same rows to rounding; from the matrix, the same nu to the bit for dense and CSR
+    copies of the rows (libsvm's own sparse and dense kernels round differently)."""
     X, y = cancer
     X = np.where(np.abs(X / X.std(axis=0)) < 0.5, 0.0, X / X.std(axis=0)).astype(np.float32)
     csr, target = sp.csr_matrix(X), np.where(y == 1, 1.0, -1.0)
     weights = np.random.default_rng(0).random(y.size) + 0.5 if weighted else None
-    monkeypatch.setattr(_sbp_defaults, "DENSE_GRAM_VALUES", X.size if gram else 0)
-    got = _sbp_defaults._svm_nu(csr, target, weights, 0.05, kernel)
-    dense = _sbp_defaults._svm_nu(X, target, weights, 0.05, kernel)
+    if gram:
+        everything = [np.arange(y.size)]
+        with ThreadPoolExecutor(1) as pool:
+            got, dense = (_sbp_defaults._gram_nus(rows, everything, target, weights, 0.05, kernel, pool)[0]
+                          for rows in (csr, X))
+    else:
+        got = _sbp_defaults._svm_nu(csr, target, weights, 0.05, kernel)
+        dense = _sbp_defaults._svm_nu(X, target, weights, 0.05, kernel)
     assert dense == got if gram else dense == pytest.approx(got, rel=1e-12)
     svc = SVC(C=1.0, kernel=kernel, gamma=0.05).fit(csr.astype(np.float64), target, sample_weight=weights)
     assert got == pytest.approx(_svm_nu.nu_of_svm(svc, csr.astype(np.float64), target, weights), rel=1e-9)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_nested_subsamples_read_their_block_of_the_one_kernel_matrix(cancer, kernel):
+    """Each nested part's nu from its block of the largest part's matrix is its own matrix's
+    (the block's rows found by position in the largest part)."""
+    X, y = cancer
+    X = (X / X.std(axis=0)).astype(np.float32)
+    target = np.where(y == 1, 1.0, -1.0)
+    rows = np.random.default_rng(3).permutation(y.size)[:400]
+    parts = [np.sort(rows[:m]) for m in (100, 200, 400)]
+    with ThreadPoolExecutor(2) as pool:
+        got = _sbp_defaults._gram_nus(X, parts, target, None, 0.05, kernel, pool)
+    for part, nu in zip(parts, got):
+        A = X[part].astype(np.float64)
+        want = _svm_nu.nu_of_kernel_svm(_svm_nu.kernel_matrix(A, A, kernel, 0.05), target[part])
+        assert nu == pytest.approx(want, rel=1e-9)
+    assert len(set(got)) == 3
 
 
 @pytest.mark.parametrize(

@@ -180,14 +180,25 @@ def test_nu_extrapolation_rule():
 
 
 @pytest.mark.parametrize(("n", "expected"), [(5000, [1000, 2000, 4000]), (3000, [1000, 2000, 3000]), (800, [800])])
-def test_auto_nu_subsample_sizes(monkeypatch, n, expected):
+@pytest.mark.parametrize("wide", [False, True])
+def test_auto_nu_subsample_sizes(monkeypatch, n, expected, wide):
+    """The subsample sizes, from one kernel matrix (its blocks) or, past ``DENSE_GRAM_VALUES``,
+    by libsvm's own kernel on each subsample."""
     seen = []
 
     def fake_svm_nu(X, y, weights, gamma, kernel):
         seen.append(X.shape[0])
         return 0.1 * X.shape[0] ** -0.5
 
+    def fake_kernel_svm(K, y, weights):
+        assert K.shape == (y.size, y.size)
+        seen.append(K.shape[0])
+        return 0.1 * K.shape[0] ** -0.5
+
     monkeypatch.setattr(_sbp_defaults, "_svm_nu", fake_svm_nu)
+    monkeypatch.setattr(_sbp_defaults, "nu_of_kernel_svm", fake_kernel_svm)
+    if wide:
+        monkeypatch.setattr(_sbp_defaults, "DENSE_GRAM_VALUES", 0)
     X = np.zeros((n, 2))
     target = np.where(np.arange(n) % 4 == 0, 1.0, -1.0)
     nu = _sbp_defaults.auto_nu(X, target, None, 1.0, "rbf", 0)
