@@ -26,10 +26,6 @@ from ._xp_utils import array_namespace, float_dtype, is_array, synchronize, to_n
 from ._sync import HostValue, in_sync_free_region, sync_free, to_host_async
 from ._launch import launch_counts, launch_path, launch_settings
 from ._graph import CapturedGraph
-from ._numba_cache import serialise_cache_saves
-
-serialise_cache_saves()  # before any kernel compiles: processes compiling at once (numba#4807)
-
 from . import kernels as _kernels  # noqa: F401  (registers the built-in kernels)
 
 __all__ = [

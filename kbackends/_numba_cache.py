@@ -10,7 +10,9 @@ worker processes compile the same kernels at the same time on a fresh install.
 
 :func:`serialise_cache_saves` makes numba's read-extend-write of the index and the
 file's write one step under an exclusive lock on a file beside the index (POSIX
-``fcntl``; where it is missing numba's own behaviour stays)."""
+``fcntl``; where it is missing numba's own behaviour stays). It is the package's
+``numba_extensions`` entry point (pyproject.toml), which numba calls before its first
+compilation in a process, so importing kbackends still imports no compiler."""
 
 from __future__ import annotations
 

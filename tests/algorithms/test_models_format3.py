@@ -4,8 +4,11 @@ tests/algorithms/data/models_format3/ holds format-3 ``.npz`` models of all five
 algorithms (every model class, dense and CSR SBP support vectors, a regressor, three
 classes) saved by the library before the move, the rows they are asked about
 (rows.npz) and what that code answered on them (expected.json; make_expected.py
-there says how it was made). On the cpu backend the answers must be the same to
-the bit: a move changes no arithmetic.
+there says how it was made). On the cpu backend the answers must be the same: labels
+exactly, values to the bit where the host computes as the one that made them and to a
+few units in the last place elsewhere (Numba compiles for the host's vector width, AVX2
+or AVX-512, and a wider vector sums the random features' float32 terms in another
+order); a move changes no arithmetic.
 """
 
 import json
@@ -56,5 +59,8 @@ def test_a_model_saved_before_the_move_loads_and_predicts_the_same(name, rows):
             got = np.asarray(getattr(module, fn)(model, X, backend="cpu"))
             assert got.dtype == want.dtype, (fn, kind)
             assert got.shape == want.shape, (fn, kind)
-            # bit for bit: the same dtype and the same bytes (array_equal would pass -0.0 == 0.0)
-            assert got.tobytes() == want.tobytes(), f"{name}: {fn} on {kind} rows differs"
+            if got.dtype.kind != "f" or got.tobytes() == want.tobytes():  # labels; values to the bit
+                assert got.tobytes() == want.tobytes(), f"{name}: {fn} on {kind} rows differs"
+                continue
+            ulp = np.finfo(got.dtype).eps * max(1.0, float(np.abs(want).max()))
+            np.testing.assert_allclose(got, want, rtol=0, atol=8 * ulp, err_msg=f"{name}: {fn} on {kind} rows")

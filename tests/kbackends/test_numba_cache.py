@@ -23,8 +23,9 @@ MODULE = textwrap.dedent("""
 COMPILE = textwrap.dedent("""
     import sys, time
     import numba.core.caching as caching
-    if sys.argv[2] == "locked":
-        import kbackends  # noqa: F401  (serialises the cache's saves)
+    import numba.core.entrypoints as entrypoints
+    if sys.argv[2] == "unlocked":  # numba's extensions (kbackends' lock among them) not loaded
+        entrypoints._already_initialized = True
     save_index = caching.IndexDataCacheFile._save_index
     def slow_save_index(self, overloads):
         time.sleep(2.0)
@@ -55,8 +56,9 @@ def _two_at_once(tmp_path, mode):
 
 
 def test_two_processes_compiling_two_signatures_at_once_leave_a_cache_that_loads(tmp_path):
-    """Both processes compile at once; under the lock the second's save waits for the
-    first's and numbers its file after it: a third process loads both overloads."""
+    """Both processes compile at once; under the lock (the installed package's
+    ``numba_extensions`` entry point, run by numba before its first compilation) the second's
+    save waits for the first's and numbers its file after it: a third process loads both."""
     files, check = _two_at_once(tmp_path, "locked")
     assert len(files) == 2  # one machine-code file each
     assert check.returncode == 0, check.stderr
@@ -64,7 +66,8 @@ def test_two_processes_compiling_two_signatures_at_once_leave_a_cache_that_loads
 
 
 def test_the_race_is_real_without_the_lock(tmp_path):
-    """The control: without kbackends' lock the same two processes both write file number
-    1, so the index points one overload at the other's machine code."""
+    """The control: without kbackends' lock (numba's extension entry points not run) the same
+    two processes both write file number 1, so the index points one overload at the other's
+    machine code."""
     files, _ = _two_at_once(tmp_path, "unlocked")
     assert len(files) == 1
