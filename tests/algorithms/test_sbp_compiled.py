@@ -249,7 +249,10 @@ def test_binary_rows_as_bits_give_the_sparse_run_to_the_bit(dtype, kernel_code, 
     """Rows of ones and zeros (one-hot categories, as a9a's), CSR or dense: the run on their
     bits (popcounts, the kernel's values from a table of squared distances) leaves every
     array of the state exactly as the sparse or dense product does, over renormalisations
-    and cold levels."""
+    and cold levels. The warm level's state (where the bands sit) to a few ulps: its sums are
+    SIMD reductions, and a kernel loaded from Numba's cache sums them in another order than
+    the same kernel compiled in the process (one ulp, measured; the levels and the model do
+    not depend on it)."""
     rng = np.random.default_rng(5)
     n, d = 2 * numba_run.UPDATE_CHUNK + 100, 150  # three tasks of the update; three words a row, ~20 ones
     X = sp.csr_matrix((rng.random((n, d)) < 0.13).astype(dtype))
@@ -260,8 +263,11 @@ def test_binary_rows_as_bits_give_the_sparse_run_to_the_bit(dtype, kernel_code, 
     gamma = 0.05 if kernel_code == 0 else 1.0
     bits = _run_state(X, Y, dtype, kernel_code, gamma, True, monkeypatch)
     gathers = _run_state(X, Y, dtype, kernel_code, gamma, False, monkeypatch)
-    for got, want in zip(bits, gathers):
+    for got, want in zip(bits[:5], gathers[:5]):
         np.testing.assert_array_equal(got, want)
+    # surfaces and half-widths: ulps of the surfaces' scale (a half-width is a difference of heights)
+    ulp = np.finfo(np.float64).eps * np.abs(gathers[5][:4]).max()
+    np.testing.assert_allclose(bits[5], gathers[5], rtol=0, atol=4 * ulp)
     assert np.unique(bits[3]).size > 100  # the draws went round the data
     assert np.sum(bits[4] < 0.8) >= 3  # renormalisations (each followed by a cold level)
 
