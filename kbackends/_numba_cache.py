@@ -1,49 +1,91 @@
 """Numba's on-disk cache (``cache=True``) safe for processes that compile at once.
 
-Numba (0.68 and before; numba/numba#4807) names a new overload's machine-code file by
-the first number free in the cache index it has read, then writes the index and the
-file. Two processes compiling two signatures of one function at the same moment both
-read the same index and pick the same number: one's index entry then points at the
-other's machine code, and every later process that loads it calls code compiled for
-other types (a segmentation fault, or wrong numbers). pytest-xdist workers and Dask's
-worker processes compile the same kernels at the same time on a fresh install.
+Two processes that compile the same cached kernel at the same time leave a cache that
+crashes later processes:
 
-:func:`serialise_cache_saves` makes numba's read-extend-write of the index and the
-file's write one step under an exclusive lock on a file beside the index (POSIX
-``fcntl``; where it is missing numba's own behaviour stays). It is the package's
+- Numba (0.68 and before; numba/numba#4807) names a new overload's machine-code file
+  by the first number free in the cache index it has read: two processes compiling two
+  signatures of one function both pick the same number, and the index points one
+  signature at the other's machine code (a segmentation fault, or wrong numbers).
+- Two processes compiling the same signature at once both save it; measured here with
+  the SBP run's kernels under two pytest-xdist workers (each save under the index lock),
+  the cache then crashed every later a9a fit until the kernel's files were deleted.
+
+pytest-xdist workers and Dask's worker processes compile the same kernels at the same
+time on a fresh install. :func:`serialise_cached_compiles` makes the cache lookup, the
+compilation and the save of a cached kernel one step under an exclusive lock on a file
+beside its index (POSIX ``fcntl``; where it is missing numba's own behaviour stays): a
+second process waits and then loads what the first saved. It is the package's
 ``numba_extensions`` entry point (pyproject.toml), which numba calls before its first
-compilation in a process, so importing kbackends still imports no compiler."""
+compilation in a process, so importing kbackends still imports no compiler.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 
 try:
     import fcntl
-except ImportError:  # not POSIX: numba's unlocked saves
+except ImportError:  # not POSIX: numba's unlocked compiles
     fcntl = None
 
+_HELD: set[str] = set()  # the lock files this process holds (a save inside a compile, recursion)
 
-def serialise_cache_saves():
-    """Wraps ``numba.core.caching.IndexDataCacheFile.save`` once in a process-wide
-    exclusive file lock (idempotent); False where it cannot (no ``fcntl``, or a numba
-    whose cache is laid out otherwise)."""
+
+@contextlib.contextmanager
+def _exclusive(path):
+    """An exclusive lock on ``path`` across processes; re-entered freely by the holder."""
+    if path in _HELD:
+        yield
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "ab") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        _HELD.add(path)
+        try:
+            yield
+        finally:
+            _HELD.discard(path)
+
+
+def _lock_path(cache_file):
+    return cache_file._index_path + ".lock"
+
+
+def serialise_cached_compiles():
+    """Wraps numba's ``Dispatcher.compile`` (lookup, compilation and save of a cached
+    kernel) and ``IndexDataCacheFile.save`` once in a per-kernel exclusive file lock
+    (idempotent); False where it cannot (no ``fcntl``, or a numba laid out otherwise).
+    The lock is taken inside numba's compiler lock, so threads of one process never
+    wait on each other's file lock."""
     try:
-        from numba.core import caching
-    except ImportError:  # numba absent: nothing to guard
+        from numba.core import caching, dispatcher
+        from numba.core.compiler_lock import global_compiler_lock
+    except ImportError:  # numba absent or laid out otherwise: nothing to guard
         return False
     save = getattr(getattr(caching, "IndexDataCacheFile", None), "save", None)
-    if fcntl is None or save is None:
+    compile_ = getattr(getattr(dispatcher, "Dispatcher", None), "compile", None)
+    if fcntl is None or save is None or compile_ is None:
         return False
-    if getattr(save, "serialised", False):
+    if getattr(compile_, "serialised", False):
         return True
 
     @functools.wraps(save)
     def locked_save(self, key, data):
-        with open(self._index_path + ".lock", "ab") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        with _exclusive(_lock_path(self)):
             return save(self, key, data)
 
-    locked_save.serialised = True
+    @functools.wraps(compile_)
+    def locked_compile(self, sig):
+        cache_file = getattr(getattr(self, "_cache", None), "_cache_file", None)
+        if cache_file is None:  # no on-disk cache: nothing shared with other processes
+            return compile_(self, sig)
+        with global_compiler_lock, _exclusive(_lock_path(cache_file)):
+            return compile_(self, sig)
+
+    locked_save.serialised = locked_compile.serialised = True
     caching.IndexDataCacheFile.save = locked_save
+    dispatcher.Dispatcher.compile = locked_compile
     return True
