@@ -40,9 +40,18 @@ def _exclusive(path):
     if path in _HELD:
         yield
         return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "ab") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        lock = open(path, "ab")  # closed by the with below, after the work it guards
+    except OSError:  # a cache folder this process cannot write: numba's unlocked behaviour
+        yield
+        return
+    with lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        except OSError:  # a file system without locks (some NFS mounts): numba's unlocked behaviour
+            yield
+            return
         _HELD.add(path)
         try:
             yield

@@ -84,3 +84,22 @@ def test_a_kernel_compiled_by_two_processes_at_once_is_compiled_once(tmp_path):
     later fits)."""
     assert _two_at_once(tmp_path / "locked", "locked", ("float", "float")) == ["0", "1"]
     assert _two_at_once(tmp_path / "unlocked", "unlocked", ("float", "float")) == ["0", "0"]
+
+
+
+def test_a_lock_that_cannot_be_taken_leaves_numba_as_it_was(tmp_path):
+    """A lock file that cannot be opened (here a folder stands at its name) does not stop a
+    compilation: it runs unlocked, as numba alone would, and saves to the cache."""
+    (tmp_path / "mod.py").write_text(MODULE)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), *sys.path])}
+    run = [sys.executable, "-c", "import numpy as np, mod; print(mod.twice(np.float64(1.5)))"]
+    assert subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120).returncode == 0
+    lock = next((tmp_path / "cache").rglob("*.nbi.lock"))
+    for cached in lock.parent.iterdir():
+        cached.unlink()
+    lock.mkdir()
+    done = subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3.0"]
+    assert any(f.suffix == ".nbc" for f in lock.parent.iterdir())  # saved, unlocked
