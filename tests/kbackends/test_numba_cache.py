@@ -39,31 +39,37 @@ COMPILE = textwrap.dedent("""
 CHECK = "import numpy as np, mod; print(mod.twice(np.float64(1.5)), mod.twice(np.int64(3)))"
 
 
-def _two_at_once(tmp_path, mode, kinds=("float", "int")):
-    """The machine-code files two processes compiling ``twice`` at once (for two types, or
-    ``kinds``) leave, and a third process's run of both overloads from that cache; with
-    ``kinds`` given, the two processes' outputs (the value and the cache hits)."""
+def _module(tmp_path):
+    """``mod.py`` (``twice``) in ``tmp_path`` and the environment whose processes import it and
+    cache under ``tmp_path / "cache"``."""
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "mod.py").write_text(MODULE)
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.pathsep.join(
-        [str(tmp_path), *sys.path])}
+    return {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+            "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+
+
+def _two_at_once(tmp_path, mode, kinds=("float", "int")):
+    """Two processes compiling ``twice`` at once, one for each of ``kinds``: the cache hits
+    each saw (sorted), the machine-code files they left, and a third process's run of both
+    overloads from that cache."""
+    env = _module(tmp_path)
     procs = [subprocess.Popen([sys.executable, "-c", COMPILE, kind, mode], cwd=tmp_path, env=env, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for kind in kinds]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
-    if kinds != ("float", "int"):
-        return sorted(out.split()[1] for out, _ in outs)
+    hits = sorted(out.split()[1] for out, _ in outs)
     folder = next((tmp_path / "cache").rglob("*.nbi")).parent
     files = sorted(f for f in os.listdir(folder) if f.endswith(".nbc"))
-    return files, subprocess.run([sys.executable, "-c", CHECK], cwd=tmp_path, env=env, capture_output=True,
-                                 text=True, timeout=120)
+    check = subprocess.run([sys.executable, "-c", CHECK], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=120)
+    return hits, files, check
 
 
 def test_two_processes_compiling_two_signatures_at_once_leave_a_cache_that_loads(tmp_path):
     """Both processes compile at once; under the lock (the installed package's
     ``numba_extensions`` entry point, run by numba before its first compilation) the second's
     save waits for the first's and numbers its file after it: a third process loads both."""
-    files, check = _two_at_once(tmp_path, "locked")
+    _, files, check = _two_at_once(tmp_path, "locked")
     assert len(files) == 2  # one machine-code file each
     assert check.returncode == 0, check.stderr
     assert check.stdout.split() == ["3.0", "6"]
@@ -73,7 +79,7 @@ def test_the_race_is_real_without_the_lock(tmp_path):
     """The control: without kbackends' lock (numba's extension entry points not run) the same
     two processes both write file number 1, so the index points one overload at the other's
     machine code."""
-    files, _ = _two_at_once(tmp_path, "unlocked")
+    _, files, _ = _two_at_once(tmp_path, "unlocked")
     assert len(files) == 1
 
 
@@ -82,17 +88,14 @@ def test_a_kernel_compiled_by_two_processes_at_once_is_compiled_once(tmp_path):
     save, then loads it from the cache (one cache hit); unlocked, both compile (measured:
     the SBP run's kernels compiled by two xdist workers at once left a cache that crashed
     later fits)."""
-    assert _two_at_once(tmp_path / "locked", "locked", ("float", "float")) == ["0", "1"]
-    assert _two_at_once(tmp_path / "unlocked", "unlocked", ("float", "float")) == ["0", "0"]
-
+    assert _two_at_once(tmp_path / "locked", "locked", ("float", "float"))[0] == ["0", "1"]
+    assert _two_at_once(tmp_path / "unlocked", "unlocked", ("float", "float"))[0] == ["0", "0"]
 
 
 def test_a_lock_that_cannot_be_taken_leaves_numba_as_it_was(tmp_path):
     """A lock file that cannot be opened (here a folder stands at its name) does not stop a
     compilation: it runs unlocked, as numba alone would, and saves to the cache."""
-    (tmp_path / "mod.py").write_text(MODULE)
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.pathsep.join(
-        [str(tmp_path), *sys.path])}
+    env = _module(tmp_path)
     run = [sys.executable, "-c", "import numpy as np, mod; print(mod.twice(np.float64(1.5)))"]
     assert subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120).returncode == 0
     lock = next((tmp_path / "cache").rglob("*.nbi.lock"))
