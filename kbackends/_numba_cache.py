@@ -67,8 +67,9 @@ def serialise_cached_compiles():
     """Wraps numba's ``Dispatcher.compile`` (lookup, compilation and save of a cached
     kernel) and ``IndexDataCacheFile.save`` once in a per-kernel exclusive file lock
     (idempotent); False where it cannot (no ``fcntl``, or a numba laid out otherwise).
-    The lock is taken inside numba's compiler lock, so threads of one process never
-    wait on each other's file lock."""
+    Both take the file lock inside numba's compiler lock (re-entrant), so threads of one
+    process never wait on each other's file lock and ``_HELD`` is read and written by one
+    thread at a time."""
     try:
         from numba.core import caching, dispatcher
         from numba.core.compiler_lock import global_compiler_lock
@@ -83,7 +84,7 @@ def serialise_cached_compiles():
 
     @functools.wraps(save)
     def locked_save(self, key, data):
-        with _exclusive(_lock_path(self)):
+        with global_compiler_lock, _exclusive(_lock_path(self)):
             return save(self, key, data)
 
     @functools.wraps(compile_)
