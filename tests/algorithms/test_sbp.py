@@ -2,7 +2,6 @@
 multiclass, the model container and the boundary."""
 
 import math
-
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
