@@ -121,3 +121,23 @@ def test_the_step_by_step_level_warm_on_the_device_gives_the_cold_model(gpu, mon
     np.testing.assert_allclose(to_numpy(warm.decision_function(X)), to_numpy(cold.decision_function(X)), rtol=tol,
                                atol=tol)
     assert (to_numpy(warm.predict(X)) == to_numpy(cold.predict(X))).all()
+
+
+def test_the_warm_level_on_the_device_follows_a_basin_that_moves_many_ranks(gpu):
+    """An SBP iteration moves a basin's heights together (one kernel row): by many ranks
+    for a band of a few dozen. The bands follow the heights (the mean move of those in
+    them), so the level after such a move is found warm, and it is the cold level."""
+    rng = np.random.default_rng(3)
+    n, xp = 1500, gpu.xp
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    c = rng.normal(size=n)
+    cold = get_kernel("water_level_biased", gpu)
+    level = _cuda_level.WarmBiasedLevel(cold, n, xp)
+    y_d, volume = xp.asarray(y), 0.1 * n
+    level(xp.asarray(c), y_d, volume, xp=xp)  # the first level is cold
+    for shift in (2.0, -1.5, 3.0):  # hundreds of ranks of the positives' basin
+        c = c + shift * (y > 0) + rng.normal(scale=1e-3, size=n)
+        got = level(xp.asarray(c), y_d, volume, xp=xp)
+        want = cold(xp.asarray(c), y_d, volume, xp=xp)
+        np.testing.assert_allclose([float(v) for v in got], [float(v) for v in want], rtol=1e-12, atol=1e-12)
+    assert level.cold_calls == 1

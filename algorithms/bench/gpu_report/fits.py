@@ -315,14 +315,18 @@ def _timed_fit(bk, fit, predict, Xt, yt, warm):
 
 def _profile_fit(bk, fit, key, path):
     """One more device fit under cProfile: where the host's time goes (on a GPU, the
-    launches), appended to ``path`` (the 25 costliest functions by own time)."""
+    launches), appended to ``path`` (the 25 costliest functions by own time, then the
+    water levels' calls: a warm level's count beside the cold kernel's says how often
+    it fell back)."""
     profiler = cProfile.Profile()
     profiler.enable()
     fit(bk)
     bk.synchronize()
     profiler.disable()
     text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(25)
+    stats = pstats.Stats(profiler, stream=text).sort_stats("tottime")
+    stats.print_stats(25)
+    stats.print_stats(r"water_level|_cuda_level")
     with open(path, "a") as f:
         f.write(f"## {key}\n{text.getvalue()}\n")
 
