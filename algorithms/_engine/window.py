@@ -38,8 +38,9 @@ from kbackends import CapturedGraph, ops
 from .ahead import changes, sum_rhs
 from .steps import _check_step_ratio, gauss_newton_eta, step_size
 
-# Engines where graph="auto" takes this path: none until a timed fit on a device shows it
-# faster than the eager step (on an H100 it equals it; gpu-check's fits and sweep time both).
+# Engines where graph="auto" takes this path: none. On an H100 (docs/benchmarks.md, "GPU")
+# windows of 16 took DSG on ijcnn1 in 0.114 s against the eager step's 0.142-0.229 s, but
+# were no faster at 50,000-1,000,000 synthetic rows and hold 10-15x the device memory.
 AUTO_BACKENDS = ()
 SCALE_FLOOR = 1e-30  # the eager loop folds the scale into the coefficients below this
 

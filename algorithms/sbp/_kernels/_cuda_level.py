@@ -17,7 +17,9 @@ the cpu engine's warm level: float64, returned in the responses' dtype as the co
 kernel returns it.
 
 Taken where :data:`algorithms.sbp._kernels.WARM_LEVEL` is True and the fit has one
-output (``sbp_biased_level``); off until a device measures it.
+output (``sbp_biased_level``); off, as on an H100 the one block (a pass to follow, a band
+pass, the bitonic sorts, on one SM) takes ~0.3 ms an a9a iteration, twice the cold
+kernel's whole level (docs/benchmarks.md, "GPU").
 """
 
 from numba import config, cuda, float64, int64
