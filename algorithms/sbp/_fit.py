@@ -79,7 +79,8 @@ def fit(X, y, sample_weight=None, *, nu, kernel, gamma, bias, n_iter, batch_size
         :func:`nu_from_svm` to pick it from an SVM's C (the paper's Adult
         setting, gamma = 0.05 and C = 1, gives nu = 0.011). "auto" (the
         estimator's default): the nu of an SVC(C=1) with the same kernel,
-        measured on nested subsamples of 1,000, 2,000 and 4,000 rows and
+        measured on subsamples of 1,000, 2,000 and 4,000 rows (a smaller size:
+        the geometric mean over its disjoint subsamples within the largest) and
         extrapolated to n by a least-squares power law
         (:func:`algorithms.sbp._defaults.auto_nu`; a9a: about 0.009, USPS and
         letter about 0.001). With ``gamma="scale"`` and ``n_iter="auto"`` it

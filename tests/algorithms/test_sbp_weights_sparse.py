@@ -179,11 +179,13 @@ def test_nu_extrapolation_rule():
     assert abs(extrapolate_nu(sizes, noisy, 32000) - 0.05 * 32000**-0.3) < abs(two_point - 0.05 * 32000**-0.3)
 
 
-@pytest.mark.parametrize(("n", "expected"), [(5000, [1000, 2000, 4000]), (3000, [1000, 2000, 3000]), (800, [800])])
+@pytest.mark.parametrize(("n", "expected"), [(5000, [1000] * 4 + [2000] * 2 + [4000]),
+                                             (3000, [1000] * 3 + [2000, 3000]), (800, [800])])
 @pytest.mark.parametrize("wide", [False, True])
 def test_auto_nu_subsample_sizes(monkeypatch, n, expected, wide):
-    """The subsample sizes, from one kernel matrix (its blocks) or, past ``DENSE_GRAM_VALUES``,
-    by libsvm's own kernel on each subsample."""
+    """The subsample sizes (every disjoint subsample of a smaller size within the largest),
+    from one kernel matrix (its blocks) or, past ``DENSE_GRAM_VALUES``, by libsvm's own
+    kernel on each subsample."""
     seen = []
 
     def fake_svm_nu(X, y, weights, gamma, kernel):
@@ -204,3 +206,32 @@ def test_auto_nu_subsample_sizes(monkeypatch, n, expected, wide):
     nu = _sbp_defaults.auto_nu(X, target, None, 1.0, "rbf", 0)
     assert sorted(seen) == expected  # fitted on threads, the largest first
     assert nu == pytest.approx(0.1 * n**-0.5)
+
+
+def test_auto_nu_pools_the_disjoint_subsamples_of_each_size(monkeypatch):
+    """Each smaller size's nu is the geometric mean over its disjoint subsamples inside the
+    largest (one subsample's noise, followed 12x by the exponent, moved ijcnn1's nu by a
+    factor of 1.6)."""
+    n, seen = 9000, {}
+
+    def fake_svm_nu(X, y, weights, gamma, kernel):
+        rows = X[:, 0].astype(int)
+        seen.setdefault(rows.size, []).append(rows)
+        return 0.1 * rows.size**-0.5 * (1.0 + 0.1 * (rows.min() % 3))  # a value per subsample
+
+    pooled = []
+    monkeypatch.setattr(_sbp_defaults, "_svm_nu", fake_svm_nu)
+    monkeypatch.setattr(_sbp_defaults, "DENSE_GRAM_VALUES", 0)
+    monkeypatch.setattr(_sbp_defaults, "extrapolate_nu", lambda sizes, estimates, n: pooled.extend(estimates) or 0.5)
+    X = np.stack([np.arange(n), np.zeros(n)], axis=1)
+    target = np.where(np.arange(n) % 4 == 0, 1.0, -1.0)
+    assert _sbp_defaults.auto_nu(X, target, None, 1.0, "rbf", 3) == 0.5
+    (largest,) = seen[4000]
+    for m in (1000, 2000):
+        parts = seen[m]
+        assert len(parts) == 4000 // m
+        together = np.concatenate(parts)
+        assert np.unique(together).size == together.size and np.isin(together, largest).all()  # disjoint, inside
+    values = {m: [0.1 * m**-0.5 * (1.0 + 0.1 * (rows.min() % 3)) for rows in seen[m]] for m in (1000, 2000, 4000)}
+    want = [float(np.exp(np.mean(np.log(values[m])))) for m in (1000, 2000, 4000)]
+    np.testing.assert_allclose(pooled, want, rtol=1e-12)
