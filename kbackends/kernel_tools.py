@@ -58,6 +58,12 @@ width)``
     where the cold selection is needed, which the caller runs), and the bands refitted
     around a cold level. ``sort_p``, ``sort_n``: the kernel's shared float64 arrays of
     ``SHARED_BAND`` values, where the block sorts the bands.
+:func:`band_pass_grid` ``(c, y, t_pos, t_neg, d_pos, d_neg, band_p, band_n, cnt, part, red, tid, width)``,
+:func:`biased_level_after_pass` ``(c, y, n_pos, volume, state, band_p, band_n, cnt, part, n_parts, sort_p, sort_n,
+red, cnt_block, share, tid, width)``
+    The same level in two launches: the band pass spread over a grid (each block's sums
+    below the bands into ``part``, the bands' values appended through ``cnt``), then one
+    block sorting the bands and applying the rule (the block's own passes where they miss).
 :func:`fast_exp` ``(x)``
     Inside an ``@njit`` loop: float64 ``exp`` to 1 ulp that LLVM vectorises (the C
     library's is a call it cannot), for loops compiled with fast-math.
@@ -103,7 +109,13 @@ if TYPE_CHECKING:  # for readers, IDEs and type checkers; at run time each name 
     from .kernels._numba_bits import binary_rows, popcount
     from .kernels.waterfill._warm import WARM_STATE, biased_level_warm, warm_bands, warm_follow
     from .kernels.waterfill._warm_plain import level_warm, segment_follow
-    from .kernels.waterfill._cuda_warm import SHARED_BAND, biased_level_warm_block, refit_warm_block
+    from .kernels.waterfill._cuda_warm import (
+        SHARED_BAND,
+        band_pass_grid,
+        biased_level_after_pass,
+        biased_level_warm_block,
+        refit_warm_block,
+    )
     from .kernels.waterfill._warm_widths import biased_level_weighted_warm
 
 # name -> the private module that defines it (one object: Numba's overloads of cos /
@@ -121,13 +133,15 @@ _HOME = {
     **dict.fromkeys(("biased_level_warm", "warm_bands", "warm_follow", "WARM_STATE"), "kbackends.kernels.waterfill._warm"),
     **dict.fromkeys(("level_warm", "segment_follow"), "kbackends.kernels.waterfill._warm_plain"),
     "biased_level_weighted_warm": "kbackends.kernels.waterfill._warm_widths",
-    **dict.fromkeys(("biased_level_warm_block", "refit_warm_block", "SHARED_BAND"),
+    **dict.fromkeys(("biased_level_warm_block", "refit_warm_block", "SHARED_BAND", "band_pass_grid",
+                     "biased_level_after_pass"),
                     "kbackends.kernels.waterfill._cuda_warm"),
 }
 
 __all__ = [
     "BLOCK_2D", "HALF", "INF", "SHARED_BAND", "WARM_STATE", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D",
-    "TWO", "ZERO", "binary_rows", "biased_level_warm", "biased_level_warm_block", "biased_level_weighted_warm", "blocks_for", "chunk_rows", "contiguous", "cos",
+    "TWO", "ZERO", "band_pass_grid", "binary_rows", "biased_level_after_pass", "biased_level_warm",
+    "biased_level_warm_block", "biased_level_weighted_warm", "blocks_for", "chunk_rows", "contiguous", "cos",
     "fast_exp", "grid_1d", "grid_2d", "launch_context", "level_warm", "popcount", "prefetch", "row_passes", "run_kernel",
     "refit_warm_block", "segment_follow", "sincos", "tree_sum", "warm_bands", "warm_follow",
 ]

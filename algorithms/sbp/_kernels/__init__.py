@@ -23,9 +23,10 @@ a launch on a GPU whose host time bounds the iteration (docs/benchmarks.md, "GPU
 
 from kbackends import register_kernel
 
-# The cuda step-by-step loop's level warm-started on the device (_cuda_level): off, as on an
-# H100 its one block took twice the cold kernel's time (gpu-check's fits row sbp-a9a-warm:
-# 3.65 s against 1.82 s for 4,000 a9a iterations, 69 cold levels).
+# The cuda step-by-step loop's level warm-started on the device (_cuda_level): off. On an H100
+# its passes on one block took twice the cold kernel's time (gpu-check's fits row
+# sbp-a9a-warm: 3.65 s against 1.82 s for 4,000 a9a iterations, 69 cold levels); the passes
+# over a grid are not yet timed.
 WARM_LEVEL = False
 
 for _op in ("sbp_draw_step", "sbp_average"):

@@ -2,24 +2,26 @@
 
 The cold level (``water_level_biased``: two CUB sorts and a block's scan, about ten
 calls) was the largest host cost of SBP's step-by-step cuda iteration (1.2 of 3.7 s
-profiled for 4,000 a9a iterations on an H100, docs/benchmarks.md "GPU"). Here one
-launch of one block finds the level from the previous one's bands
-(:func:`kbackends.kernel_tools.biased_level_warm_block`, as the one-launch run does),
-the host reads whether it was found (one 8-byte transfer an iteration, a documented
-hole in the loop's sync-free region), and only where it was not runs the cold kernel
-and refits the bands around its level. Before the bands are read they follow the
-heights (:func:`kbackends.kernel_tools.warm_follow`: each basin's surface moves by the
-mean move of the heights that were inside its band, from a copy of the previous call's
-heights), as the cpu engine's update and the one-launch run do: an iteration shifts a
-whole basin by one kernel row, many ranks, and bands left where they were missed on
-every a9a iteration (4,000 cold levels in 4,000, on an H100 9 ms an iteration). The level is the one the bands prove, as
-the cpu engine's warm level: float64, returned in the responses' dtype as the cold
-kernel returns it.
+profiled for 4,000 a9a iterations on an H100, docs/benchmarks.md "GPU"). Here the level
+comes from the previous one's bands in three launches: the bands follow the heights
+(:func:`kbackends.kernel_tools.warm_follow`: each basin's surface moves by the mean move
+of the heights that were inside its band, from a copy of the previous call's heights, as
+the cpu engine's update and the one-launch run do; an iteration shifts a whole basin by
+one kernel row, many ranks), then the band pass over the grid
+(:func:`kbackends.kernel_tools.band_pass_grid`), then one block sorts the bands and
+applies the rule (:func:`kbackends.kernel_tools.biased_level_after_pass`). The host
+reads whether the level was found (one 8-byte transfer an iteration, a documented hole
+in the loop's sync-free region), and only where it was not runs the cold kernel and
+refits the bands around its level. The level is the one the bands prove, as the cpu
+engine's warm level: float64, returned in the responses' dtype as the cold kernel
+returns it.
 
-Taken where :data:`algorithms.sbp._kernels.WARM_LEVEL` is True and the fit has one
-output (``sbp_biased_level``); off, as on an H100 the one block (a pass to follow, a band
-pass, the bitonic sorts, on one SM) takes ~0.3 ms an a9a iteration, twice the cold
-kernel's whole level (docs/benchmarks.md, "GPU").
+Measured on an H100 with both passes on one block (docs/benchmarks.md, "GPU"): without
+the follow every a9a level fell back to the cold kernel; with it 69 cold levels in
+4,000, but one block waits on its loads (~0.3 ms an iteration, twice the cold level's
+time), hence the passes over the grid. Taken where
+:data:`algorithms.sbp._kernels.WARM_LEVEL` is True and the fit has one output
+(``sbp_biased_level``); off until a device measures this form.
 """
 
 from numba import config, cuda, float64, int64
@@ -29,7 +31,8 @@ from kbackends import sync_free
 from kbackends.kernel_tools import (
     SHARED_BAND,
     WARM_STATE,
-    biased_level_warm_block,
+    band_pass_grid,
+    biased_level_after_pass,
     launch_context,
     refit_warm_block,
     run_kernel,
@@ -42,26 +45,39 @@ from ._numba import band_move
 
 THREADS = 32 if config.ENABLE_CUDASIM else 256
 _SUMS = 4 * THREADS
+MAX_BLOCKS = 8 if config.ENABLE_CUDASIM else 264  # the passes' grid: two blocks an SM of an H100
 
-_SIG = ("void({f}[::1], {f}[::1], {f}[::1], int64, float64[::1], float64[::1], float64[::1], float64[::1], "
-        "float64[::1], boolean, boolean)")
-PTX_SIGNATURES = {"_level": [_SIG.format(f="float32"), _SIG.format(f="float64")]}
-PTX_FLOAT64_BY_DESIGN = {
-    "_level": "the level, its bands and sums and the warm state are float64 in every dtype (as the cpu engine's "
-    "warm level)",
+_F = "{f}[::1]"
+_SIGS = {
+    "_follow_grid": f"void({_F}, {_F}, {_F}, float64[::1], float64[::1], int64[::1], boolean)",
+    "_pass_grid": f"void({_F}, {_F}, float64[::1], float64[::1], int64, float64[::1], float64[::1], int64[::1], "
+                  "float64[::1])",
+    "_level": f"void({_F}, {_F}, int64, float64[::1], float64[::1], float64[::1], float64[::1], float64[::1], "
+              "int64[::1], float64[::1], float64[::1], int64, boolean)",
 }
+PTX_SIGNATURES = {name: [sig.format(f="float32"), sig.format(f="float64")] for name, sig in _SIGS.items()}
+_WHY_FLOAT64 = ("the level, its bands and sums and the warm state are float64 in every dtype (as the cpu engine's "
+                "warm level)")
+PTX_FLOAT64_BY_DESIGN = dict.fromkeys(_SIGS, _WHY_FLOAT64)
 
 
-@cuda.jit(device=True)
-def _follow(C, prev, Y, warm, red, tid):
-    """The bands moved with the heights since ``prev`` (the previous call's), which then
-    takes the new heights."""
+@cuda.jit
+def _follow_grid(C, prev, Y, warm, follow_part, cnt, follow):
+    """Each block's count and sum of the moves of the heights that were inside their
+    basin's band since ``prev`` (which then takes the new heights) into ``follow_part``
+    (where ``follow``); ``cnt`` zeroed for the band pass."""
+    red = cuda.shared.array(_SUMS, float64)
+    tid = cuda.threadIdx.x
+    if cuda.blockIdx.x == 0 and tid < 2:
+        cnt[tid] = 0
+    if not follow:
+        return
     t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
     n_p = 0.0
     s_p = 0.0
     n_n = 0.0
     s_n = 0.0
-    for i in range(tid, C.shape[0], THREADS):
+    for i in range(cuda.blockIdx.x * THREADS + tid, C.shape[0], cuda.gridDim.x * THREADS):
         c = C[i]
         m_p, m_n, move = band_move(prev[i], c, Y[i] > 0, t_pos, d_pos, t_neg, d_neg)
         prev[i] = c
@@ -75,32 +91,57 @@ def _follow(C, prev, Y, warm, red, tid):
     red[3 * THREADS + tid] = s_n
     tree_sum(red, tid, THREADS, 4)
     if tid == 0:
-        warm_follow(warm, red[0], red[THREADS], red[2 * THREADS], red[3 * THREADS])
-    cuda.syncthreads()  # the moved surfaces read by every thread, red free again
+        for q in range(4):
+            follow_part[4 * cuda.blockIdx.x + q] = red[q * THREADS]
+
+
+@cuda.jit(device=True)
+def _followed(warm, follow_part, n_parts):
+    """The blocks' follow sums, in block order: ``(n_p, s_p, n_n, s_n)``."""
+    n_p = 0.0
+    s_p = 0.0
+    n_n = 0.0
+    s_n = 0.0
+    for k in range(n_parts):
+        n_p += follow_part[4 * k]
+        s_p += follow_part[4 * k + 1]
+        n_n += follow_part[4 * k + 2]
+        s_n += follow_part[4 * k + 3]
+    return n_p, s_p, n_n, s_n
 
 
 @cuda.jit
-def _level(C, prev, Y, n_pos, volume, warm, band_p, band_n, out, follow, refit):
-    """``out = (gamma, b, found)``: the level from the warm bands (first moved with the
-    heights since ``prev`` where ``follow``), or ``found`` 0; with ``refit``, the bands
-    refitted around the cold level ``(out[0], out[1])`` instead (``prev`` takes the
-    heights)."""
+def _pass_grid(C, Y, warm, follow_part, n_follow, band_p, band_n, cnt, part):
+    """The band pass over the grid, around the surfaces moved by the follow's sums (every
+    block adds them in the same order; ``_level`` writes them to the state)."""
     red = cuda.shared.array(_SUMS, float64)
-    cnt = cuda.shared.array(2, int64)
+    n_p, s_p, n_n, s_n = _followed(warm, follow_part, n_follow)
+    t_pos = warm[0] + (s_p / n_p if n_p > 0 else 0.0)  # warm_follow's move, not yet stored
+    t_neg = warm[1] + (s_n / n_n if n_n > 0 else 0.0)
+    band_pass_grid(C, Y, t_pos, t_neg, warm[2], warm[3], band_p, band_n, cnt, part, red, cuda.threadIdx.x, THREADS)
+
+
+@cuda.jit
+def _level(C, Y, n_pos, volume, warm, band_p, band_n, out, cnt, part, follow_part, n_parts, refit):
+    """``out = (gamma, b, found)``: the level from the bands of the grid's pass (the state's
+    surfaces first moved by the follow's sums), or ``found`` 0; with ``refit``, the bands
+    refitted around the cold level ``(out[0], out[1])`` instead."""
+    red = cuda.shared.array(_SUMS, float64)
+    cnt_block = cuda.shared.array(2, int64)
     share = cuda.shared.array(4, float64)
     sort_p = cuda.shared.array(SHARED_BAND, float64)
     sort_n = cuda.shared.array(SHARED_BAND, float64)
     tid = cuda.threadIdx.x
     if refit:
-        for i in range(tid, C.shape[0], THREADS):
-            prev[i] = C[i]
-        refit_warm_block(C, Y, n_pos, warm, out[0], out[1], band_p, band_n, sort_p, sort_n, red, cnt, share, tid,
-                         THREADS)
+        refit_warm_block(C, Y, n_pos, warm, out[0], out[1], band_p, band_n, sort_p, sort_n, red, cnt_block, share,
+                         tid, THREADS)
         return
-    if follow:
-        _follow(C, prev, Y, warm, red, tid)
-    gamma, b, ok = biased_level_warm_block(C, Y, n_pos, volume[0], warm, band_p, band_n, sort_p, sort_n, red, cnt,
-                                           share, tid, THREADS)
+    if tid == 0:
+        n_p, s_p, n_n, s_n = _followed(warm, follow_part, n_parts)
+        warm_follow(warm, n_p, s_p, n_n, s_n)
+    cuda.syncthreads()
+    gamma, b, ok = biased_level_after_pass(C, Y, n_pos, volume[0], warm, band_p, band_n, cnt, part, n_parts, sort_p,
+                                           sort_n, red, cnt_block, share, tid, THREADS)
     if tid == 0:
         out[0] = gamma
         out[1] = b
@@ -117,6 +158,10 @@ class WarmBiasedLevel:
         self.warm = xp.zeros((WARM_STATE,), dtype=xp.float64)
         self.band_p, self.band_n = xp.empty((n,), dtype=xp.float64), xp.empty((n,), dtype=xp.float64)
         self.out = xp.empty((3,), dtype=xp.float64)
+        self.cnt = xp.zeros((2,), dtype=xp.int64)
+        self.blocks = max(1, min(MAX_BLOCKS, -(-n // THREADS)))
+        self.part = xp.zeros((4 * self.blocks,), dtype=xp.float64)
+        self.follow_part = xp.zeros((4 * self.blocks,), dtype=xp.float64)
         self.prev = None  # the heights of the previous call, once there was one
         self.n_pos = None
         self.cold_calls = 0
@@ -129,9 +174,14 @@ class WarmBiasedLevel:
         follow = self.prev is not None
         if not follow:
             self.prev = xp.empty_like(c)
-        args = (c, self.prev, y, self.n_pos, v, self.warm, self.band_p, self.band_n, self.out, follow)
+        level_args = (c, y, self.n_pos, v, self.warm, self.band_p, self.band_n, self.out, self.cnt, self.part,
+                      self.follow_part, self.blocks if follow else 0)
         with launch_context(xp) as stream:
-            run_kernel(_level, 1, THREADS, stream, *args, False)
+            run_kernel(_follow_grid, self.blocks, THREADS, stream, c, self.prev, y, self.warm, self.follow_part,
+                       self.cnt, follow)
+            run_kernel(_pass_grid, self.blocks, THREADS, stream, c, y, self.warm, self.follow_part,
+                       self.blocks if follow else 0, self.band_p, self.band_n, self.cnt, self.part)
+            run_kernel(_level, 1, THREADS, stream, *level_args, False)
             with sync_free(False):  # whether the bands held the level: 8 bytes an iteration
                 found = float(self.out[2]) != 0.0
             if found:
@@ -139,7 +189,8 @@ class WarmBiasedLevel:
             self.cold_calls += 1
             level, bias = self.cold(c, y, volume, xp=xp)
             self.out[0], self.out[1] = xp.astype(level, xp.float64), xp.astype(bias, xp.float64)
-            run_kernel(_level, 1, THREADS, stream, *args, True)
+            self.prev[...] = c  # the refitted bands start from these heights
+            run_kernel(_level, 1, THREADS, stream, *level_args, True)
         return level, bias
 
 

@@ -245,3 +245,98 @@ def _refit_block(band, m, below, total, surface, width, n, unsorted):
     if unsorted:
         _shell_sort(band, m)
     return refit_sorted(band, m, below, total, surface, width)
+
+
+@cuda.jit(device=True)
+def band_pass_grid(c, y, t_pos, t_neg, d_pos, d_neg, band_p, band_n, cnt, part, red, tid, width):
+    """A block's share of the band pass spread over a grid (a pass on one block waits on its
+    loads: ~0.13 ms over a9a's 32,561 heights on an H100): the values inside each basin's band
+    appended to ``band_p`` / ``band_n`` (``cnt``, int64 in device memory, zeroed before the
+    launch), the block's counts and sums below the bands into ``part[4 * block:4 * block + 4]``
+    (``n_p, s_p, n_n, s_n``); ``red`` a shared float64 array of ``4 * width``."""
+    lo_p, hi_p, lo_n, hi_n = t_pos - d_pos, t_pos + d_pos, t_neg - d_neg, t_neg + d_neg
+    n_p = 0.0
+    s_p = 0.0
+    n_n = 0.0
+    s_n = 0.0
+    for i in range(cuda.blockIdx.x * width + tid, c.shape[0], cuda.gridDim.x * width):
+        v = float64(c[i])
+        if y[i] > 0:
+            if v < lo_p:
+                n_p += 1.0
+                s_p += v
+            elif v <= hi_p:
+                band_p[cuda.atomic.add(cnt, 0, 1)] = v
+        elif v < lo_n:
+            n_n += 1.0
+            s_n += v
+        elif v <= hi_n:
+            band_n[cuda.atomic.add(cnt, 1, 1)] = v
+    red[tid] = n_p
+    red[width + tid] = s_p
+    red[2 * width + tid] = n_n
+    red[3 * width + tid] = s_n
+    tree_sum(red, tid, width, 4)
+    if tid == 0:
+        for q in range(4):
+            part[4 * cuda.blockIdx.x + q] = red[q * width]
+
+
+@cuda.jit(device=True)
+def biased_level_after_pass(c, y, n_pos, volume, state, band_p, band_n, cnt, part, n_parts, sort_p, sort_n, red,
+                            cnt_block, share, tid, width):
+    """:func:`biased_level_warm_block` whose first band pass was made over a grid by
+    :func:`band_pass_grid` (at the state's surfaces and half-widths; ``n_parts`` blocks'
+    sums in ``part``, the bands' sizes in ``cnt``): the bands sorted and the rule applied
+    by this block; where they miss, the block's own passes from the next width
+    (``cnt_block`` a shared int64 array of 2)."""
+    n = c.shape[0]
+    d_pos = state[2]
+    d_neg = state[3]
+    m_p = cnt[0]
+    m_n = cnt[1]
+    if tid == 0:
+        state[_ANSWERED] = 0.0
+        share[2] = 0.0
+    cuda.syncthreads()
+    if state[_VALID] == 0.0 or not volume > 0.0:
+        return 0.0, 0.0, False
+    if m_p + m_n > _band_limit(n):  # as the Numba kernel: narrower, then the cold selection
+        cuda.syncthreads()
+        if tid == 0:
+            state[2] = d_pos / _WIDEN
+            state[3] = d_neg / _WIDEN
+        cuda.syncthreads()
+        return 0.0, 0.0, False
+    shared = m_p <= sort_p.shape[0] and m_n <= sort_n.shape[0]
+    if shared:
+        _to_shared(band_p, m_p, sort_p, tid, width)
+        _to_shared(band_n, m_n, sort_n, tid, width)
+    if tid == 0:
+        n_p = 0.0
+        s_p = 0.0
+        n_n = 0.0
+        s_n = 0.0
+        for k in range(n_parts):  # the blocks' sums in block order: the same level every run
+            n_p += part[4 * k]
+            s_p += part[4 * k + 1]
+            n_n += part[4 * k + 2]
+            s_n += part[4 * k + 3]
+        red[0], red[1], red[2], red[3] = n_p, s_p, n_n, s_n
+        if shared:
+            _band_rule(state, sort_p, m_p, n_p, sort_n, m_n, n_n, red, n_pos, n - n_pos, volume, share)
+        else:
+            _shell_sort(band_p, m_p)
+            _shell_sort(band_n, m_n)
+            _band_rule(state, band_p, m_p, n_p, band_n, m_n, n_n, red, n_pos, n - n_pos, volume, share)
+    cuda.syncthreads()
+    if share[2] != 0.0:
+        result = (share[0], share[1], True)
+        cuda.syncthreads()
+        return result
+    if tid == 0:
+        state[2] = d_pos * _WIDEN
+        state[3] = d_neg * _WIDEN
+    cuda.syncthreads()
+    return biased_level_warm_block(c, y, n_pos, volume, state, band_p, band_n, sort_p, sort_n, red, cnt_block, share,
+                                   tid, width)
