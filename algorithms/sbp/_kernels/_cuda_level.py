@@ -53,7 +53,7 @@ _SIGS = {
     "_pass_grid": f"void({_F}, {_F}, float64[::1], float64[::1], int64, float64[::1], float64[::1], int64[::1], "
                   "float64[::1])",
     "_level": f"void({_F}, {_F}, int64, float64[::1], float64[::1], float64[::1], float64[::1], float64[::1], "
-              "int64[::1], float64[::1], float64[::1], int64, boolean)",
+              "int64[::1], float64[::1], int64, float64[::1], int64, boolean)",
 }
 PTX_SIGNATURES = {name: [sig.format(f="float32"), sig.format(f="float64")] for name, sig in _SIGS.items()}
 _WHY_FLOAT64 = ("the level, its bands and sums and the warm state are float64 in every dtype (as the cpu engine's "
@@ -122,7 +122,7 @@ def _pass_grid(C, Y, warm, follow_part, n_follow, band_p, band_n, cnt, part):
 
 
 @cuda.jit
-def _level(C, Y, n_pos, volume, warm, band_p, band_n, out, cnt, part, follow_part, n_parts, refit):
+def _level(C, Y, n_pos, volume, warm, band_p, band_n, out, cnt, part, n_parts, follow_part, n_follow, refit):
     """``out = (gamma, b, found)``: the level from the bands of the grid's pass (the state's
     surfaces first moved by the follow's sums), or ``found`` 0; with ``refit``, the bands
     refitted around the cold level ``(out[0], out[1])`` instead."""
@@ -137,7 +137,7 @@ def _level(C, Y, n_pos, volume, warm, band_p, band_n, out, cnt, part, follow_par
                          tid, THREADS)
         return
     if tid == 0:
-        n_p, s_p, n_n, s_n = _followed(warm, follow_part, n_parts)
+        n_p, s_p, n_n, s_n = _followed(warm, follow_part, n_follow)
         warm_follow(warm, n_p, s_p, n_n, s_n)
     cuda.syncthreads()
     gamma, b, ok = biased_level_after_pass(C, Y, n_pos, volume[0], warm, band_p, band_n, cnt, part, n_parts, sort_p,
@@ -174,13 +174,14 @@ class WarmBiasedLevel:
         follow = self.prev is not None
         if not follow:
             self.prev = xp.empty_like(c)
+        n_follow = self.blocks if follow else 0  # the first call has no heights to follow from
         level_args = (c, y, self.n_pos, v, self.warm, self.band_p, self.band_n, self.out, self.cnt, self.part,
-                      self.follow_part, self.blocks if follow else 0)
+                      self.blocks, self.follow_part, n_follow)
         with launch_context(xp) as stream:
             run_kernel(_follow_grid, self.blocks, THREADS, stream, c, self.prev, y, self.warm, self.follow_part,
                        self.cnt, follow)
-            run_kernel(_pass_grid, self.blocks, THREADS, stream, c, y, self.warm, self.follow_part,
-                       self.blocks if follow else 0, self.band_p, self.band_n, self.cnt, self.part)
+            run_kernel(_pass_grid, self.blocks, THREADS, stream, c, y, self.warm, self.follow_part, n_follow,
+                       self.band_p, self.band_n, self.cnt, self.part)
             run_kernel(_level, 1, THREADS, stream, *level_args, False)
             with sync_free(False):  # whether the bands held the level: 8 bytes an iteration
                 found = float(self.out[2]) != 0.0
