@@ -64,6 +64,8 @@ red, cnt_block, share, tid, width)``
     The same level in two launches: the band pass spread over a grid (each block's sums
     below the bands into ``part``, the bands' values appended through ``cnt``), then one
     block sorting the bands and applying the rule (the block's own passes where they miss).
+:func:`block_sums` ``(part, red, tid, width, a, b, c, d)``
+    Four values of every thread summed over the block into ``part[4 * block:4 * block + 4]``.
 :func:`fast_exp` ``(x)``
     Inside an ``@njit`` loop: float64 ``exp`` to 1 ulp that LLVM vectorises (the C
     library's is a call it cannot), for loops compiled with fast-math.
@@ -113,6 +115,7 @@ if TYPE_CHECKING:  # for readers, IDEs and type checkers; at run time each name 
         SHARED_BAND,
         band_pass_grid,
         biased_level_after_pass,
+        block_sums,
         biased_level_warm_block,
         refit_warm_block,
     )
@@ -134,14 +137,14 @@ _HOME = {
     **dict.fromkeys(("level_warm", "segment_follow"), "kbackends.kernels.waterfill._warm_plain"),
     "biased_level_weighted_warm": "kbackends.kernels.waterfill._warm_widths",
     **dict.fromkeys(("biased_level_warm_block", "refit_warm_block", "SHARED_BAND", "band_pass_grid",
-                     "biased_level_after_pass"),
+                     "biased_level_after_pass", "block_sums"),
                     "kbackends.kernels.waterfill._cuda_warm"),
 }
 
 __all__ = [
     "BLOCK_2D", "HALF", "INF", "SHARED_BAND", "WARM_STATE", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D",
     "TWO", "ZERO", "band_pass_grid", "binary_rows", "biased_level_after_pass", "biased_level_warm",
-    "biased_level_warm_block", "biased_level_weighted_warm", "blocks_for", "chunk_rows", "contiguous", "cos",
+    "biased_level_warm_block", "biased_level_weighted_warm", "block_sums", "blocks_for", "chunk_rows", "contiguous", "cos",
     "fast_exp", "grid_1d", "grid_2d", "launch_context", "level_warm", "popcount", "prefetch", "row_passes", "run_kernel",
     "refit_warm_block", "segment_follow", "sincos", "tree_sum", "warm_bands", "warm_follow",
 ]

@@ -33,15 +33,15 @@ from kbackends.kernel_tools import (
     WARM_STATE,
     band_pass_grid,
     biased_level_after_pass,
+    block_sums,
     launch_context,
     refit_warm_block,
     run_kernel,
-    tree_sum,
     warm_bands,
     warm_follow,
 )
 
-from ._numba import band_move
+from ._numba import follow_sums
 
 THREADS = 32 if config.ENABLE_CUDASIM else 256
 _SUMS = 4 * THREADS
@@ -79,20 +79,9 @@ def _follow_grid(C, prev, Y, warm, follow_part, cnt, follow):
     s_n = 0.0
     for i in range(cuda.blockIdx.x * THREADS + tid, C.shape[0], cuda.gridDim.x * THREADS):
         c = C[i]
-        m_p, m_n, move = band_move(prev[i], c, Y[i] > 0, t_pos, d_pos, t_neg, d_neg)
+        n_p, s_p, n_n, s_n = follow_sums(n_p, s_p, n_n, s_n, prev[i], c, Y[i] > 0, t_pos, d_pos, t_neg, d_neg)
         prev[i] = c
-        n_p += m_p
-        s_p += m_p * move
-        n_n += m_n
-        s_n += m_n * move
-    red[tid] = n_p
-    red[THREADS + tid] = s_p
-    red[2 * THREADS + tid] = n_n
-    red[3 * THREADS + tid] = s_n
-    tree_sum(red, tid, THREADS, 4)
-    if tid == 0:
-        for q in range(4):
-            follow_part[4 * cuda.blockIdx.x + q] = red[q * THREADS]
+    block_sums(follow_part, red, tid, THREADS, n_p, s_p, n_n, s_n)
 
 
 @cuda.jit(device=True)

@@ -46,7 +46,7 @@ from kbackends.kernel_tools import (
 )
 
 from ._cuda import block_draw
-from ._numba import band_move, step_bookkeeping
+from ._numba import follow_sums, step_bookkeeping
 
 # The block: 256 threads. The kernel takes 218 registers a thread for sm_90 (ptxas): 512 threads
 # would need 111,616 of an SM's 65,536 and not launch; the launch bounds keep it launchable as it grows.
@@ -102,11 +102,7 @@ def _update(data, indices, indptr, Xd, sparse, sq_norms, S, Y, C, C_bar, warm, r
         c_old = C[i]
         C[i] = c_old + Y[i] * acc
         C_bar[i] += s_avg * float64(C[i])
-        m_p, m_n, move = band_move(c_old, C[i], Y[i] > 0, t_pos, d_pos, t_neg, d_neg)
-        n_p += m_p
-        s_p += m_p * move
-        n_n += m_n
-        s_n += m_n * move
+        n_p, s_p, n_n, s_n = follow_sums(n_p, s_p, n_n, s_n, c_old, C[i], Y[i] > 0, t_pos, d_pos, t_neg, d_neg)
     red[tid] = n_p
     red[THREADS + tid] = s_p
     red[2 * THREADS + tid] = n_n

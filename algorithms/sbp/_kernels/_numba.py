@@ -213,6 +213,14 @@ def band_move(old, new, pos, t_pos, d_pos, t_neg, d_neg):
     return (1.0 if inside and pos else 0.0), (1.0 if inside and not pos else 0.0), np.float64(new) - np.float64(old)
 
 
+@register_jitable
+def follow_sums(n_p, s_p, n_n, s_n, old, new, pos, t_pos, d_pos, t_neg, d_neg):
+    """``warm_follow``'s four sums (each basin's in-band count and moves) with one more
+    height (the cuda kernels' loops; the cpu update adds them inline, where it vectorises)."""
+    m_p, m_n, move = band_move(old, new, pos, t_pos, d_pos, t_neg, d_neg)
+    return n_p + m_p, s_p + m_p * move, n_n + m_n, s_n + m_n * move
+
+
 @njit(fastmath=_FAST, cache=True)
 def _add_and_follow(acc, Y, C, C_bar, s_avg, t_pos, d_pos, t_neg, d_neg, lo, hi, part):
     """Rows ``[lo, hi)``: ``C += y acc``, ``C_bar += s_avg C``, and into ``part`` the

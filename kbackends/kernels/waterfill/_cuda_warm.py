@@ -55,11 +55,26 @@ def _band_pass_block(c, y, t_pos, t_neg, d_pos, d_neg, band_p, band_n, red, cnt,
         cnt[0] = 0
         cnt[1] = 0
     cuda.syncthreads()
+    n_p, s_p, n_n, s_n = _sort_into_bands(c, y, lo_p, hi_p, lo_n, hi_n, band_p, band_n, cnt, tid, width)
+    red[tid] = n_p
+    red[width + tid] = s_p
+    red[2 * width + tid] = n_n
+    red[3 * width + tid] = s_n
+    tree_sum(red, tid, width, 4)
+    result = (cnt[0], cnt[1], red[0], red[width], red[2 * width], red[3 * width])
+    cuda.syncthreads()  # everyone has read before the next pass resets them
+    return result
+
+
+@cuda.jit(device=True)
+def _sort_into_bands(c, y, lo_p, hi_p, lo_n, hi_n, band_p, band_n, cnt, start, stride):
+    """Values ``start, start + stride, ...``: counted and summed below their basin's band,
+    or appended to its band through ``cnt`` (atomics); returns ``(n_p, s_p, n_n, s_n)``."""
     n_p = 0.0
     s_p = 0.0
     n_n = 0.0
     s_n = 0.0
-    for i in range(tid, c.shape[0], width):
+    for i in range(start, c.shape[0], stride):
         v = float64(c[i])
         if y[i] > 0:
             if v < lo_p:
@@ -72,14 +87,30 @@ def _band_pass_block(c, y, t_pos, t_neg, d_pos, d_neg, band_p, band_n, red, cnt,
             s_n += v
         elif v <= hi_n:
             band_n[cuda.atomic.add(cnt, 1, 1)] = v
-    red[tid] = n_p
-    red[width + tid] = s_p
-    red[2 * width + tid] = n_n
-    red[3 * width + tid] = s_n
+    return n_p, s_p, n_n, s_n
+
+
+@cuda.jit(device=True)
+def block_sums(part, red, tid, width, a, b, c, d):
+    """Four values of every thread summed over the block (in :func:`tree_sum`'s order)
+    into ``part[4 * block:4 * block + 4]``; ``red`` a shared float64 array of ``4 * width``."""
+    red[tid] = a
+    red[width + tid] = b
+    red[2 * width + tid] = c
+    red[3 * width + tid] = d
     tree_sum(red, tid, width, 4)
-    result = (cnt[0], cnt[1], red[0], red[width], red[2 * width], red[3 * width])
-    cuda.syncthreads()  # everyone has read before the next pass resets them
-    return result
+    if tid == 0:
+        for q in range(4):
+            part[4 * cuda.blockIdx.x + q] = red[q * width]
+
+
+@cuda.jit(device=True)
+def _start_call(state, share, tid):
+    """A level's call begins unanswered (thread 0 clears the flags; every thread past the barrier)."""
+    if tid == 0:
+        state[_ANSWERED] = 0.0
+        share[2] = 0.0
+    cuda.syncthreads()
 
 
 @cuda.jit(device=True)
@@ -145,10 +176,7 @@ def biased_level_warm_block(c, y, n_pos, volume, state, band_p, band_n, sort_p, 
     n_neg = n - n_pos
     d_pos = state[2]
     d_neg = state[3]
-    if tid == 0:
-        state[_ANSWERED] = 0.0
-        share[2] = 0.0
-    cuda.syncthreads()
+    _start_call(state, share, tid)
     if state[_VALID] != 0.0 and volume > 0.0:
         for _ in range(_TRIES):
             m_p, m_n, n_p, s_p, n_n, s_n = _band_pass_block(c, y, state[0], state[1], d_pos, d_neg, band_p, band_n,
@@ -254,32 +282,9 @@ def band_pass_grid(c, y, t_pos, t_neg, d_pos, d_neg, band_p, band_n, cnt, part, 
     appended to ``band_p`` / ``band_n`` (``cnt``, int64 in device memory, zeroed before the
     launch), the block's counts and sums below the bands into ``part[4 * block:4 * block + 4]``
     (``n_p, s_p, n_n, s_n``); ``red`` a shared float64 array of ``4 * width``."""
-    lo_p, hi_p, lo_n, hi_n = t_pos - d_pos, t_pos + d_pos, t_neg - d_neg, t_neg + d_neg
-    n_p = 0.0
-    s_p = 0.0
-    n_n = 0.0
-    s_n = 0.0
-    for i in range(cuda.blockIdx.x * width + tid, c.shape[0], cuda.gridDim.x * width):
-        v = float64(c[i])
-        if y[i] > 0:
-            if v < lo_p:
-                n_p += 1.0
-                s_p += v
-            elif v <= hi_p:
-                band_p[cuda.atomic.add(cnt, 0, 1)] = v
-        elif v < lo_n:
-            n_n += 1.0
-            s_n += v
-        elif v <= hi_n:
-            band_n[cuda.atomic.add(cnt, 1, 1)] = v
-    red[tid] = n_p
-    red[width + tid] = s_p
-    red[2 * width + tid] = n_n
-    red[3 * width + tid] = s_n
-    tree_sum(red, tid, width, 4)
-    if tid == 0:
-        for q in range(4):
-            part[4 * cuda.blockIdx.x + q] = red[q * width]
+    n_p, s_p, n_n, s_n = _sort_into_bands(c, y, t_pos - d_pos, t_pos + d_pos, t_neg - d_neg, t_neg + d_neg, band_p,
+                                          band_n, cnt, cuda.blockIdx.x * width + tid, cuda.gridDim.x * width)
+    block_sums(part, red, tid, width, n_p, s_p, n_n, s_n)
 
 
 @cuda.jit(device=True)
@@ -295,10 +300,7 @@ def biased_level_after_pass(c, y, n_pos, volume, state, band_p, band_n, cnt, par
     d_neg = state[3]
     m_p = cnt[0]
     m_n = cnt[1]
-    if tid == 0:
-        state[_ANSWERED] = 0.0
-        share[2] = 0.0
-    cuda.syncthreads()
+    _start_call(state, share, tid)
     if state[_VALID] == 0.0 or not volume > 0.0:
         return 0.0, 0.0, False
     if m_p + m_n > _band_limit(n):  # as the Numba kernel: narrower, then the cold selection
