@@ -119,8 +119,8 @@ def add_tool_commands(sub, backends):
     quick.add_argument("--max-seconds", type=float, default=300.0,
                        help="the whole check's budget; a step gets what is left of it at most (default 300)")
     quick.add_argument("--only", default="env,gate,fits,probe,scale,ops,sweep,asv",
-                       help="comma-separated steps, run in the check's own order (default: all but shapes, "
-                            "the fused kernels' launch-shape sweep)")
+                       help="comma-separated steps, run in the check's own order (default: all but suite, "
+                            "the whole cuda suite, and shapes, the fused kernels' launch-shape sweep)")
     quick.add_argument("--fits", help="comma-separated rows of the fits step, e.g. 'sbp-a9a,sbp-a9a-run' "
                                       "(default: the decisive fits and every variant row)")
     quick.add_argument("--gate", help="comma-separated test files for the gate (default: the launch path's and "

@@ -16,7 +16,7 @@ def test_dry_run_writes_every_step(tmp_path, device_tool_backend):
     from algorithms._cli.main import main
 
     backend = device_tool_backend
-    steps = "env,gate,probe,scale,sweep,asv,shapes"  # fits and ops: the functions test_gpu_report's dry run runs
+    steps = "env,gate,probe,scale,sweep,asv,suite,shapes"  # fits and ops: what test_gpu_report's dry run runs
     assert main(["gpu-check", "--out", str(tmp_path), "--small", "--backend", backend, "--only", steps]) == 0
     report = json.loads((tmp_path / "check.json").read_text())
     assert list(report["steps"]) == steps.split(",")
@@ -24,6 +24,9 @@ def test_dry_run_writes_every_step(tmp_path, device_tool_backend):
     env, gate = report["steps"]["env"], report["steps"]["gate"]
     assert env["versions"]["numpy"] and env["fast_equals_numba_bitwise"] is True
     assert gate["returncode"] == 0 and "passed" in gate["summary"] and (tmp_path / "tests.log").exists()
+    suite = report["steps"]["suite"]
+    assert suite["returncode"] == 0 and "passed" in suite["summary"] and suite["failed_tests"] == []
+    assert " PASSED" in (tmp_path / "suite.log").read_text()  # -v: each outcome as it ends
     assert "skipped" in report["steps"]["probe"] if backend == "cudasim" else "solve" in report["steps"]["probe"]
     for row in report["steps"]["scale"]["scale"]:
         assert row["fit_s"] > 0 and 0.4 < row["accuracy"] <= 1.0, row
@@ -35,7 +38,7 @@ def test_dry_run_writes_every_step(tmp_path, device_tool_backend):
     assert len(shapes) == 3 and all(row["predict_ms"] > 0 for row in shapes), shapes
     assert all(row["predict_rel_diff"] < 1e-5 and row["weighted_sum_rel_diff"] < 1e-5 for row in shapes[1:]), shapes
     text = (tmp_path / "check.md").read_text()
-    for heading in ("## env", "## gate", "## probe", "## scale", "## sweep", "## asv", "## shapes"):
+    for heading in ("## env", "## gate", "## probe", "## scale", "## sweep", "## asv", "## suite", "## shapes"):
         assert heading in text
 
 
@@ -70,6 +73,31 @@ def test_the_shape_sweep_restores_the_kernels_constants(device_tool_backend):
     rows = sweep_shapes(resolve(device_tool_backend), n=8, d=3, m=5, changes=({"R": 2}, {"R": 0}), repeat=1)
     assert rows[1]["predict_rel_diff"] < 1e-5 and "error" in rows[2]  # no rows a thread: a shape that fails
     assert {name: getattr(fused, name) for name in CONSTANTS} == before
+
+
+def test_a_test_step_cut_at_its_limit_still_names_its_failures(tmp_path, monkeypatch):
+    """The suite's log is read by the check itself after the step: the outcome lines of
+    ``-v`` (with and without pytest-xdist) and ``-rA`` summaries name the failed tests,
+    also when the step was killed before pytest's summary."""
+    log = "\n".join([
+        "tests/a/test_x.py::test_one PASSED                       [  1%]",
+        "[gw3] [ 40%] FAILED tests/a/test_y.py::test_two[float32]",
+        "tests/b/test_z.py::test_three ERROR                      [ 50%]",
+        "[gw1] [ 60%] PASSED tests/a/test_y.py::test_four",
+        "FAILED tests/a/test_y.py::test_two[float32] - AssertionError: 3 != 4",
+    ])
+
+    def fake_run_limited(cmd, limit):
+        (tmp_path / "suite.log").write_text(log)  # what a suite cut by its limit leaves
+        return f"killed at its limit ({limit:.0f} s)"
+
+    monkeypatch.setattr(check, "_run_limited", fake_run_limited)
+    report = check.run(tmp_path, backend="cpu", only="suite", progress=lambda *a, **k: None)
+    step = report["steps"]["suite"]
+    assert step["status"].startswith("killed") and "summary" not in step
+    assert step["failed_tests"] == ["tests/a/test_y.py::test_two[float32]", "tests/b/test_z.py::test_three"]
+    assert "failed: tests/a/test_y.py::test_two[float32], tests/b/test_z.py::test_three" in (
+        (tmp_path / "check.md").read_text())
 
 
 def test_unknown_steps_are_refused(tmp_path):

@@ -24,6 +24,9 @@ step that hangs or runs long is killed and recorded as such, and the check goes 
    device twice: the default step, then the iterations replayed as CUDA graphs);
 8. ``asv``: the asv suites' cuda rows (rff, water-fill), timed as asv would (setup, one
    warm call, the median of repeats), with their cpu rows beside them;
+   ``suite``: the whole cuda suite, each outcome logged as it ends (``DIR/suite.log``;
+   the failed tests named from the log, also when the step is cut by its limit; not in
+   the usual call: about 4 minutes on 14 processes);
 9. ``shapes``: the fused rff kernels' launch shapes swept against cuBLAS's path
    (:mod:`.shapes`; for a new device, not in the usual call).
 
@@ -40,7 +43,6 @@ import importlib.metadata
 import json
 import math
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -70,14 +72,16 @@ from .markdown import markdown as report_markdown
 from .ops import _op_cases, run_ops
 from .probe import probe
 from .shapes import sweep_shapes
+from .suite import failed_tests, pytest_logged, summary_line
 from .sweep import size_sweep
 
-STEPS = ("env", "gate", "fits", "probe", "scale", "ops", "sweep", "asv", "shapes")
+STEPS = ("env", "gate", "fits", "probe", "scale", "ops", "sweep", "asv", "suite", "shapes")
+LOGS = {"gate": "tests.log", "suite": "suite.log"}  # the test steps' logs in DIR, read for failures after each
 # Each step's limit in seconds on a GPU host, and on the simulator (a dry run).
 LIMITS = {"env": 40, "gate": 100, "fits": 150, "probe": 60, "ops": 90, "scale": 110, "sweep": 60, "asv": 40,
-          "shapes": 60}
+          "suite": 290, "shapes": 60}
 SMALL_LIMITS = {"env": 60, "gate": 240, "fits": 240, "probe": 60, "ops": 120, "scale": 120, "sweep": 120,
-                "asv": 120, "shapes": 120}
+                "asv": 120, "suite": 240, "shapes": 120}
 GATE_TESTS = ("tests/kbackends/test_cuda_launch.py", "tests/kbackends/test_cuda_ops.py",
               "tests/kbackends/test_engine_kernels.py", "tests/kbackends/test_gauss_newton_kernels.py",
               "tests/kbackends/test_loss_kernels.py", "tests/algorithms/test_sbp_kernels.py",
@@ -145,6 +149,8 @@ def run(out, *, backend="cuda", small=False, data=None, max_seconds=300.0, only=
         status = _run_limited(cmd, limit)
         entry = json.loads(part.read_text()) if part.exists() else {}
         entry.update({"status": status, "seconds": round(time.perf_counter() - t0, 2)})
+        if step in LOGS and (out / LOGS[step]).exists():  # read here: a step killed at its limit names them too
+            entry["failed_tests"] = failed_tests((out / LOGS[step]).read_text())
         report["steps"][step] = entry
         report["seconds"] = round(time.perf_counter() - started, 1)
         (out / "check.json").write_text(json.dumps(report, indent=1, default=str))
@@ -236,25 +242,10 @@ def _step_env(bk, cpu, args, part):
 
 def _step_gate(bk, cpu, args, part):
     tests = _keys(args.gate) or (SMALL_GATE if args.small else GATE_TESTS)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-rA", "-m", "cuda", "-p", "no:cacheprovider", *tests]
-    try:
-        import xdist  # noqa: F401 - spread the compilations over the host's cores where pytest-xdist is there
-
-        if not args.small:
-            cmd += ["-n", str(min(8, os.cpu_count() or 1))]
-    except ImportError:
-        pass
-    env = dict(os.environ)
-    if bk.name == "cudasim":
-        env["NUMBA_ENABLE_CUDASIM"] = "1"
-    part["command"] = " ".join(cmd[1:])
-    path = Path(args.out) / "tests.log"
-    with path.open("w") as log_file:  # written as it runs: a gate killed at its limit keeps its log
-        proc = subprocess.run(cmd, cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT, env=env, check=False)
-    log = path.read_text()
-    lines = [line for line in log.splitlines() if re.search(r"\d+ (passed|failed|errors?|skipped|deselected)", line)]
-    part["summary"] = lines[-1].strip("= ") if lines else "(no summary line: see tests.log)"
-    part["returncode"] = proc.returncode
+    command, returncode, log = pytest_logged(tests, Path(args.out) / LOGS["gate"], report_all=True,
+                                             workers=0 if args.small else min(8, os.cpu_count() or 1),
+                                             simulator=bk.name == "cudasim")
+    part["command"], part["summary"], part["returncode"] = command, summary_line(log), returncode
     outcomes = [line.split()[0] for line in log.splitlines() if GRAPH_TEST in line and line.split()[0].isupper()]
     part["graph_equals_eager"] = (f"{outcomes[0].lower()} ({GRAPH_TEST})" if outcomes
                                   else "not run (test_engine_window.py is not in this gate)")
@@ -414,6 +405,16 @@ def _step_asv(bk, cpu, args, part):
                     part["asv"] = rows
 
 
+def _step_suite(bk, cpu, args, part):
+    """The whole cuda suite (``--small``: the small gate's file), each test's outcome logged
+    as it ends (``-v``), on up to 14 processes, 90 s a test at most."""
+    tests = SMALL_GATE if args.small else ("tests",)
+    command, returncode, log = pytest_logged(tests, Path(args.out) / LOGS["suite"], verbose=True,
+                                             workers=0 if args.small else min(14, os.cpu_count() or 1), timeout=90,
+                                             simulator=bk.name == "cudasim")
+    part["command"], part["summary"], part["returncode"] = command, summary_line(log), returncode
+
+
 def _step_shapes(bk, cpu, args, part):
     """The fused rff kernels' launch shapes (:mod:`.shapes`); a dry run: tiny arrays, two shapes."""
     if args.small:
@@ -446,10 +447,13 @@ def markdown(report):
                   f"launch path: {env.get('launch_path')}; device: {env.get('nvidia_smi', '-')}",
                   (f"fast launch = Numba's, bit for bit: {env.get('fast_equals_numba_bitwise')}; "
                    f"launches by path: {env.get('launches')}")]
-    gate = steps.get("gate", {})
-    if gate:
-        lines += ["", "## gate", "", f"`{gate.get('command', '')}`: {gate.get('summary', '-')}",
-                  f"graph = eager: {gate.get('graph_equals_eager', '-')}"]
+    for name in LOGS:
+        tested = steps.get(name, {})
+        if tested:
+            lines += ["", f"## {name}", "", f"`{tested.get('command', '')}`: {tested.get('summary', '-')}",
+                      "failed: " + (", ".join(tested.get("failed_tests") or []) or "none named in the log")]
+            if name == "gate":
+                lines.append(f"graph = eager: {tested.get('graph_equals_eager', '-')}")
     if steps.get("fits", {}).get("fits") or steps.get("ops", {}).get("ops"):
         sub = {"fits": steps.get("fits", {}).get("fits", []), "ops": steps.get("ops", {}).get("ops", []),
                "device": env.get("device") or device_roofline(kbackends.resolve("cpu")),  # nominal when env did not run
