@@ -12,7 +12,9 @@ one process per method (so that its peak memory is its own; ``ru_maxrss``):
   scalable scikit-learn peer, where its float64 features fit in memory;
 - ``svc-200k``: oneDAL's exact SVC (scikit-learn-intelex, ``SVC(gamma="scale")``)
   on 200,000 rows drawn from the training rows, at the first size only, when
-  scikit-learn-intelex is installed (scikit-learn's own SVC takes hours there).
+  scikit-learn-intelex is installed (scikit-learn's own SVC takes hours there);
+- ``sbp``: ``SBPClassifier(random_state=0)``, every other argument its default (not in
+  the usual run: ``60 sqrt(n)`` iterations, each a kernel row over every row).
 
 ``python -m algorithms bench --only scale`` (1, 4 and 10 million rows; ``--quick``:
 100,000 and 300,000), or ``python -m algorithms.bench.scale --sizes 1e6,4e6
@@ -30,7 +32,7 @@ import time
 
 import numpy as np
 
-from .. import DSGClassifier
+from .. import DSGClassifier, SBPClassifier
 from ..datasets import make_nonlinear_classes
 from .common import Row, pipe_table
 
@@ -41,7 +43,8 @@ N_TEST = 100_000
 SVC_ROWS = 200_000
 TRAIN_SEED, TEST_SEED = 1, 2
 LABELS = {"dsg": "DSGClassifier()", "dsg-dask": "DSGClassifier() on dask (2 workers)",
-          "rbf-sgd": "RBFSampler(2048) + SGD", "svc-200k": "oneDAL SVC(gamma='scale') on 200k rows"}
+          "rbf-sgd": "RBFSampler(2048) + SGD", "svc-200k": "oneDAL SVC(gamma='scale') on 200k rows",
+          "sbp": "SBPClassifier()"}
 
 
 def _rss_mb():
@@ -55,6 +58,10 @@ def fit_method(method, X, y):
     if method == "dsg":
         model = DSGClassifier(random_state=0).fit(X, y)
         return model, {"n_iter": model.n_iter_, "features": model.model_.n_blocks * model.model_.block_size}
+    if method == "sbp":
+        model = SBPClassifier(random_state=0).fit(X, y)
+        return model, {"n_iter": model.n_iter_, "support_vectors": model.model_.params["n_support"],
+                       "nu": model.model_.params["nu"]}
     if method == "rbf-sgd":
         from sklearn.kernel_approximation import RBFSampler
         from sklearn.linear_model import SGDClassifier
@@ -172,7 +179,7 @@ def run_section(data_dir=None, quick=False, backend="cpu", progress=print):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m algorithms.bench.scale", description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default=",".join(str(n) for n in SIZES), help="rows, comma-separated (1e6 ok)")
-    parser.add_argument("--methods", default=",".join(METHODS), help=f"of {', '.join(METHODS)}")
+    parser.add_argument("--methods", default=",".join(METHODS), help=f"of {', '.join(METHODS)}, sbp")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--one", nargs=2, metavar=("METHOD", "ROWS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
