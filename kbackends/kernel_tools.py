@@ -45,7 +45,8 @@ Numba (cpu)
 :func:`biased_level_weighted_warm` ``(c, y, w, volume, state, band_p, band_n, cum_p, cum_n)``
     The two-basin level and bias with widths (``water_level_biased_weighted``'s)
     warm-started the same way; four float64 scratch arrays of c's length.
-:func:`warm_bands` ``(state)``, :func:`warm_follow` ``(state, n_pos, sum_pos, n_neg, sum_neg)``
+:func:`warm_bands` ``(state)``, :func:`warm_follow` ``(state, n_pos, sum_pos, n_neg, sum_neg)``,
+:func:`followed_surfaces` (the same arguments: the moved surfaces, not stored)
     The bands the next warm level starts from (each basin's surface and half-width),
     and their move with the heights: per basin, the count and the sum of the moves of
     the heights that were inside its band since the last level.
@@ -64,8 +65,9 @@ red, cnt_block, share, tid, width)``
     The same level in two launches: the band pass spread over a grid (each block's sums
     below the bands into ``part``, the bands' values appended through ``cnt``), then one
     block sorting the bands and applying the rule (the block's own passes where they miss).
-:func:`block_sums` ``(part, red, tid, width, a, b, c, d)``
-    Four values of every thread summed over the block into ``part[4 * block:4 * block + 4]``.
+:func:`block_sums` ``(part, red, tid, width, a, b, c, d)``, :func:`parts_sum` ``(part, n_parts)``
+    Four values of every thread summed over the block into ``part[4 * block:4 * block + 4]``,
+    and those of ``n_parts`` blocks summed in block order.
 :func:`fast_exp` ``(x)``
     Inside an ``@njit`` loop: float64 ``exp`` to 1 ulp that LLVM vectorises (the C
     library's is a call it cannot), for loops compiled with fast-math.
@@ -109,13 +111,14 @@ if TYPE_CHECKING:  # for readers, IDEs and type checkers; at run time each name 
     from .kernels._numba_prefetch import prefetch
     from .kernels._numba_exp import fast_exp
     from .kernels._numba_bits import binary_rows, popcount
-    from .kernels.waterfill._warm import WARM_STATE, biased_level_warm, warm_bands, warm_follow
+    from .kernels.waterfill._warm import WARM_STATE, biased_level_warm, followed_surfaces, warm_bands, warm_follow
     from .kernels.waterfill._warm_plain import level_warm, segment_follow
     from .kernels.waterfill._cuda_warm import (
         SHARED_BAND,
         band_pass_grid,
         biased_level_after_pass,
         block_sums,
+        parts_sum,
         biased_level_warm_block,
         refit_warm_block,
     )
@@ -133,20 +136,22 @@ _HOME = {
     "prefetch": "kbackends.kernels._numba_prefetch",
     "fast_exp": "kbackends.kernels._numba_exp",
     **dict.fromkeys(("binary_rows", "popcount"), "kbackends.kernels._numba_bits"),
-    **dict.fromkeys(("biased_level_warm", "warm_bands", "warm_follow", "WARM_STATE"), "kbackends.kernels.waterfill._warm"),
+    **dict.fromkeys(("biased_level_warm", "followed_surfaces", "warm_bands", "warm_follow", "WARM_STATE"),
+                    "kbackends.kernels.waterfill._warm"),
     **dict.fromkeys(("level_warm", "segment_follow"), "kbackends.kernels.waterfill._warm_plain"),
     "biased_level_weighted_warm": "kbackends.kernels.waterfill._warm_widths",
     **dict.fromkeys(("biased_level_warm_block", "refit_warm_block", "SHARED_BAND", "band_pass_grid",
-                     "biased_level_after_pass", "block_sums"),
+                     "biased_level_after_pass", "block_sums", "parts_sum"),
                     "kbackends.kernels.waterfill._cuda_warm"),
 }
 
 __all__ = [
-    "BLOCK_2D", "HALF", "INF", "SHARED_BAND", "WARM_STATE", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK", "ONE", "THREADS_1D",
-    "TWO", "ZERO", "band_pass_grid", "binary_rows", "biased_level_after_pass", "biased_level_warm",
-    "biased_level_warm_block", "biased_level_weighted_warm", "block_sums", "blocks_for", "chunk_rows", "contiguous", "cos",
-    "fast_exp", "grid_1d", "grid_2d", "launch_context", "level_warm", "popcount", "prefetch", "row_passes", "run_kernel",
-    "refit_warm_block", "segment_follow", "sincos", "tree_sum", "warm_bands", "warm_follow",
+    "BLOCK_2D", "HALF", "INF", "SHARED_BAND", "WARM_STATE", "MAX_GRID_X", "MAX_GRID_YZ", "MAX_THREADS_PER_BLOCK",
+    "ONE", "THREADS_1D", "TWO", "ZERO", "band_pass_grid", "binary_rows", "biased_level_after_pass",
+    "biased_level_warm", "biased_level_warm_block", "biased_level_weighted_warm", "block_sums", "blocks_for",
+    "chunk_rows", "contiguous", "cos", "fast_exp", "followed_surfaces", "grid_1d", "grid_2d", "launch_context",
+    "level_warm", "parts_sum", "popcount", "prefetch", "row_passes", "run_kernel", "refit_warm_block",
+    "segment_follow", "sincos", "tree_sum", "warm_bands", "warm_follow",
 ]
 
 

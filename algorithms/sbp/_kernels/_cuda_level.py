@@ -34,7 +34,9 @@ from kbackends.kernel_tools import (
     band_pass_grid,
     biased_level_after_pass,
     block_sums,
+    followed_surfaces,
     launch_context,
+    parts_sum,
     refit_warm_block,
     run_kernel,
     warm_bands,
@@ -49,7 +51,7 @@ MAX_BLOCKS = 8 if config.ENABLE_CUDASIM else 264  # the passes' grid: two blocks
 
 _F = "{f}[::1]"
 _SIGS = {
-    "_follow_grid": f"void({_F}, {_F}, {_F}, float64[::1], float64[::1], int64[::1], boolean)",
+    "_follow_grid": f"void({_F}, {_F}, {_F}, float64[::1], float64[::1], int64[::1])",
     "_pass_grid": f"void({_F}, {_F}, float64[::1], float64[::1], int64, float64[::1], float64[::1], int64[::1], "
                   "float64[::1])",
     "_level": f"void({_F}, {_F}, int64, float64[::1], float64[::1], float64[::1], float64[::1], float64[::1], "
@@ -62,16 +64,14 @@ PTX_FLOAT64_BY_DESIGN = dict.fromkeys(_SIGS, _WHY_FLOAT64)
 
 
 @cuda.jit
-def _follow_grid(C, prev, Y, warm, follow_part, cnt, follow):
+def _follow_grid(C, prev, Y, warm, follow_part, cnt):
     """Each block's count and sum of the moves of the heights that were inside their
     basin's band since ``prev`` (which then takes the new heights) into ``follow_part``
-    (where ``follow``); ``cnt`` zeroed for the band pass."""
+    (read only where there were previous heights); ``cnt`` zeroed for the band pass."""
     red = cuda.shared.array(_SUMS, float64)
     tid = cuda.threadIdx.x
     if cuda.blockIdx.x == 0 and tid < 2:
         cnt[tid] = 0
-    if not follow:
-        return
     t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
     n_p = 0.0
     s_p = 0.0
@@ -84,29 +84,13 @@ def _follow_grid(C, prev, Y, warm, follow_part, cnt, follow):
     block_sums(follow_part, red, tid, THREADS, n_p, s_p, n_n, s_n)
 
 
-@cuda.jit(device=True)
-def _followed(warm, follow_part, n_parts):
-    """The blocks' follow sums, in block order: ``(n_p, s_p, n_n, s_n)``."""
-    n_p = 0.0
-    s_p = 0.0
-    n_n = 0.0
-    s_n = 0.0
-    for k in range(n_parts):
-        n_p += follow_part[4 * k]
-        s_p += follow_part[4 * k + 1]
-        n_n += follow_part[4 * k + 2]
-        s_n += follow_part[4 * k + 3]
-    return n_p, s_p, n_n, s_n
-
-
 @cuda.jit
 def _pass_grid(C, Y, warm, follow_part, n_follow, band_p, band_n, cnt, part):
     """The band pass over the grid, around the surfaces moved by the follow's sums (every
     block adds them in the same order; ``_level`` writes them to the state)."""
     red = cuda.shared.array(_SUMS, float64)
-    n_p, s_p, n_n, s_n = _followed(warm, follow_part, n_follow)
-    t_pos = warm[0] + (s_p / n_p if n_p > 0 else 0.0)  # warm_follow's move, not yet stored
-    t_neg = warm[1] + (s_n / n_n if n_n > 0 else 0.0)
+    n_p, s_p, n_n, s_n = parts_sum(follow_part, n_follow)
+    t_pos, t_neg = followed_surfaces(warm, n_p, s_p, n_n, s_n)
     band_pass_grid(C, Y, t_pos, t_neg, warm[2], warm[3], band_p, band_n, cnt, part, red, cuda.threadIdx.x, THREADS)
 
 
@@ -126,7 +110,7 @@ def _level(C, Y, n_pos, volume, warm, band_p, band_n, out, cnt, part, n_parts, f
                          tid, THREADS)
         return
     if tid == 0:
-        n_p, s_p, n_n, s_n = _followed(warm, follow_part, n_follow)
+        n_p, s_p, n_n, s_n = parts_sum(follow_part, n_follow)
         warm_follow(warm, n_p, s_p, n_n, s_n)
     cuda.syncthreads()
     gamma, b, ok = biased_level_after_pass(C, Y, n_pos, volume[0], warm, band_p, band_n, cnt, part, n_parts, sort_p,
@@ -151,7 +135,7 @@ class WarmBiasedLevel:
         self.blocks = max(1, min(MAX_BLOCKS, -(-n // THREADS)))
         self.part = xp.zeros((4 * self.blocks,), dtype=xp.float64)
         self.follow_part = xp.zeros((4 * self.blocks,), dtype=xp.float64)
-        self.prev = None  # the heights of the previous call, once there was one
+        self.prev = None  # the heights of the previous call (zeros before the first)
         self.n_pos = None
         self.cold_calls = 0
 
@@ -160,15 +144,14 @@ class WarmBiasedLevel:
             with sync_free(False):  # once a fit
                 self.n_pos = int(xp.sum(y > 0))
         v = xp.reshape(xp.astype(xp.asarray(volume), xp.float64), (1,))
-        follow = self.prev is not None
-        if not follow:
-            self.prev = xp.empty_like(c)
-        n_follow = self.blocks if follow else 0  # the first call has no heights to follow from
+        n_follow = self.blocks if self.prev is not None else 0  # the first call has none to follow from
+        if self.prev is None:
+            self.prev = xp.zeros_like(c)
         level_args = (c, y, self.n_pos, v, self.warm, self.band_p, self.band_n, self.out, self.cnt, self.part,
                       self.blocks, self.follow_part, n_follow)
         with launch_context(xp) as stream:
             run_kernel(_follow_grid, self.blocks, THREADS, stream, c, self.prev, y, self.warm, self.follow_part,
-                       self.cnt, follow)
+                       self.cnt)
             run_kernel(_pass_grid, self.blocks, THREADS, stream, c, y, self.warm, self.follow_part, n_follow,
                        self.band_p, self.band_n, self.cnt, self.part)
             run_kernel(_level, 1, THREADS, stream, *level_args, False)
@@ -179,7 +162,6 @@ class WarmBiasedLevel:
             self.cold_calls += 1
             level, bias = self.cold(c, y, volume, xp=xp)
             self.out[0], self.out[1] = xp.astype(level, xp.float64), xp.astype(bias, xp.float64)
-            self.prev[...] = c  # the refitted bands start from these heights
             run_kernel(_level, 1, THREADS, stream, *level_args, True)
         return level, bias
 

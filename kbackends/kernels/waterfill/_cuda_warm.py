@@ -105,6 +105,22 @@ def block_sums(part, red, tid, width, a, b, c, d):
 
 
 @cuda.jit(device=True)
+def parts_sum(part, n_parts):
+    """The four sums of :func:`block_sums` over ``n_parts`` blocks, added in block order
+    (the same value every run, whichever block finished first)."""
+    a = 0.0
+    b = 0.0
+    c = 0.0
+    d = 0.0
+    for k in range(n_parts):
+        a += part[4 * k]
+        b += part[4 * k + 1]
+        c += part[4 * k + 2]
+        d += part[4 * k + 3]
+    return a, b, c, d
+
+
+@cuda.jit(device=True)
 def _start_call(state, share, tid):
     """A level's call begins unanswered (thread 0 clears the flags; every thread past the barrier)."""
     if tid == 0:
@@ -304,8 +320,7 @@ def biased_level_after_pass(c, y, n_pos, volume, state, band_p, band_n, cnt, par
     if state[_VALID] == 0.0 or not volume > 0.0:
         return 0.0, 0.0, False
     if m_p + m_n > _band_limit(n):  # as the Numba kernel: narrower, then the cold selection
-        cuda.syncthreads()
-        if tid == 0:
+        if tid == 0:  # every thread read the widths before _start_call's barrier
             state[2] = d_pos / _WIDEN
             state[3] = d_neg / _WIDEN
         cuda.syncthreads()
@@ -315,15 +330,7 @@ def biased_level_after_pass(c, y, n_pos, volume, state, band_p, band_n, cnt, par
         _to_shared(band_p, m_p, sort_p, tid, width)
         _to_shared(band_n, m_n, sort_n, tid, width)
     if tid == 0:
-        n_p = 0.0
-        s_p = 0.0
-        n_n = 0.0
-        s_n = 0.0
-        for k in range(n_parts):  # the blocks' sums in block order: the same level every run
-            n_p += part[4 * k]
-            s_p += part[4 * k + 1]
-            n_n += part[4 * k + 2]
-            s_n += part[4 * k + 3]
+        n_p, s_p, n_n, s_n = parts_sum(part, n_parts)
         red[0], red[1], red[2], red[3] = n_p, s_p, n_n, s_n
         if shared:
             _band_rule(state, sort_p, m_p, n_p, sort_n, m_n, n_n, red, n_pos, n - n_pos, volume, share)

@@ -253,10 +253,16 @@ def warm_follow(state, n_pos, sum_pos, n_neg, sum_neg):
     inside its band (:func:`warm_bands`) and the sum of their moves. Each surface moves
     by the mean move (a basin with no height in its band keeps its band); the
     half-widths stay, as they hold twice the last prediction's error."""
-    if n_pos > 0:
-        state[0] += sum_pos / n_pos
-    if n_neg > 0:
-        state[1] += sum_neg / n_neg
+    state[0], state[1] = followed_surfaces(state, n_pos, sum_pos, n_neg, sum_neg)
+
+
+@register_jitable
+def followed_surfaces(state, n_pos, sum_pos, n_neg, sum_neg):
+    """The surfaces :func:`warm_follow` moves the bands to, ``(t_pos, t_neg)``, without
+    storing them (a grid's blocks read them while one block will store them)."""
+    t_pos = state[0] + sum_pos / n_pos if n_pos > 0 else state[0]
+    t_neg = state[1] + sum_neg / n_neg if n_neg > 0 else state[1]
+    return t_pos, t_neg
 
 
 @register_jitable
