@@ -70,6 +70,12 @@ def _gram_nus(X, parts, y, weights, gamma, kernel, pool):
         block = K if at.size == K.shape[0] else K[np.ix_(at, at)]
         return nu_of_kernel_svm(block, y[part], None if weights is None else weights[part])
 
+    return _on_threads(estimate, parts, pool)
+
+
+def _on_threads(estimate, parts, pool):
+    """``estimate(part)`` of every part on ``pool``'s threads, the largest (last) first,
+    returned in the parts' order."""
     futures = [pool.submit(estimate, part) for part in reversed(parts)]
     return [future.result() for future in reversed(futures)]
 
@@ -135,10 +141,9 @@ def auto_nu(X, target, weights, gamma, kernel, seed):
         if parts[-1].size * X.shape[1] <= DENSE_GRAM_VALUES:
             estimates = _gram_nus(X, parts, target, weights, gamma, kernel, pool)
         else:
-            futures = [pool.submit(_svm_nu, _host_rows(X, part), target[part],
-                                   None if weights is None else weights[part], gamma, kernel)
-                       for part in reversed(parts)]
-            estimates = [future.result() for future in reversed(futures)]
+            estimates = _on_threads(lambda part: _svm_nu(_host_rows(X, part), target[part],
+                                                         None if weights is None else weights[part], gamma, kernel),
+                                    parts, pool)
     at = np.cumsum([0] + [len(group) for group in groups])
     pooled = [float(np.exp(np.mean(np.log(estimates[a:b])))) for a, b in zip(at[:-1], at[1:])]
     return extrapolate_nu(sizes, pooled, n)

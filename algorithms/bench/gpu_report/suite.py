@@ -13,26 +13,22 @@ ROOT = Path(__file__).resolve().parents[3]  # the checkout: pytest finds tests/ 
 
 
 def run_tests(out, pytest_args, data):
-    """``pytest -m cuda`` in a subprocess; returns its summary and exit code."""
-    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "cuda", "-p", "no:cacheprovider", *pytest_args]
-    env = dict(os.environ)
-    if data:
-        env["KBACKENDS_DATA"] = str(data)
+    """``pytest -m cuda`` in a subprocess (:func:`pytest_logged`, its log ``tests.log``);
+    returns its summary and exit code."""
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, cwd=ROOT)
-    seconds = time.perf_counter() - start
-    log = proc.stdout + proc.stderr
-    (out / "tests.log").write_text(log)
-    summary = [line for line in log.splitlines() if re.search(r"\d+ (passed|failed|error|skipped)", line)]
-    return {"command": " ".join(cmd[1:]), "returncode": proc.returncode, "seconds": seconds,
-            "summary": summary[-1].strip("= ") if summary else "(no summary line: see tests.log)"}
+    command, returncode, log = pytest_logged(pytest_args, out / "tests.log",
+                                             env={"KBACKENDS_DATA": str(data)} if data else None)
+    return {"command": command, "returncode": returncode, "seconds": time.perf_counter() - start,
+            "summary": summary_line(log)}
 
 
-def pytest_logged(tests, log_path, *, verbose=False, workers=0, timeout=0, simulator=False, report_all=False):
-    """``pytest -m cuda`` over ``tests`` in a subprocess, its log written as it runs (a step
-    killed at its limit keeps it); ``workers`` > 1: pytest-xdist's processes where it is
-    installed; ``timeout``: pytest-timeout's limit a test where it is installed. Returns the
-    command, its exit code and the log's text."""
+def pytest_logged(tests, log_path, *, verbose=False, workers=0, timeout=0, simulator=False, report_all=False,
+                  env=None):
+    """``pytest -m cuda`` over ``tests`` (files or pytest's arguments) in a subprocess, its
+    log written as it runs (a step killed at its limit keeps it); ``workers`` > 1:
+    pytest-xdist's processes where it is installed; ``timeout``: pytest-timeout's limit a
+    test where it is installed; ``env``: variables set for it. Returns the command, its
+    exit code and the log's text."""
     cmd = [sys.executable, "-m", "pytest", "-v" if verbose else "-q", "-m", "cuda", "-p", "no:cacheprovider"]
     if report_all:
         cmd.append("-rA")
@@ -41,9 +37,7 @@ def pytest_logged(tests, log_path, *, verbose=False, workers=0, timeout=0, simul
         cmd += ["-n", str(workers)]
     if timeout and _installed("pytest_timeout"):
         cmd += ["--timeout", str(timeout)]
-    env = dict(os.environ)
-    if simulator:
-        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    env = {**os.environ, **(env or {}), **({"NUMBA_ENABLE_CUDASIM": "1"} if simulator else {})}
     with Path(log_path).open("w") as log_file:
         proc = subprocess.run(cmd, cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT, env=env, check=False)
     return " ".join(cmd[1:]), proc.returncode, Path(log_path).read_text()
