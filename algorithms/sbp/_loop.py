@@ -3,6 +3,7 @@ inside ``kbackends.sync_free`` (:mod:`algorithms.sbp`; ``fit`` in ``_fit``)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -39,30 +40,25 @@ _DRAW_BLOCK = 1024
 def run(X, targets, bk, *, nu, kernel, gamma, bias, n_iter, batch_size, seed, callback, weights=None, verbose=0):
     """Algorithm 1 for ``K = targets.shape[0]`` one-vs-rest problems sharing X.
 
-    The loop keeps everything on the backend, in ``kbackends.sync_free``: the
-    unscaled responses ``C`` (X's dtype) and the averaged-response accumulator
-    (float64), both (K, n); the scale factors ``s`` and ``||w||^2`` (float64, (K,));
-    the water levels; the drawn rows (the host's uniforms cross to the device
-    ``_DRAW_BLOCK`` iterations at a time, and the rank-th row under water is
-    found by a search on the cumulative count of the mask). The rows and the scale factors of every
-    iteration are logged on the device, and the coefficients (unscaled ``a``,
-    averaging corrections ``B``, float64 on the host) are accumulated from the
-    log after the loop, in the order the loop would have. With one problem the
-    response update is the fused ``kernel_response_update`` kernel; with several,
-    all classes' sampled rows share one kernel block ``K(X, X[rows])`` (a BLAS
-    product per row chunk) and each class takes its own columns, so an
-    iteration costs one pass over X, not K.
-
-    ``weights`` (host, positive, not all equal) make each point a water column of
-    its width and draw the rows under water with probability proportional to it:
-    a search on the running sum of the weights under water instead of the count.
+    The loop keeps everything on the backend, in ``kbackends.sync_free``: the unscaled
+    responses ``C`` (X's dtype) and the averaged-response accumulator (float64), both
+    (K, n); the scale factors ``s`` and ``||w||^2`` (float64, (K,)); the water levels;
+    the drawn rows (the host's uniforms cross to the device ``_DRAW_BLOCK`` iterations at
+    a time). The rows and scale factors of every iteration are logged on the device and
+    the coefficients (unscaled ``a``, averaging corrections ``B``, float64 on the host)
+    accumulated from the log after the loop, in the loop's order. With several problems
+    all classes' sampled rows share one kernel block ``K(X, X[rows])`` and each class
+    takes its own columns: an iteration costs one pass over X, not K. ``weights`` (host,
+    positive, not all equal) make each point a water column of its width, drawn with
+    probability proportional to it.
 
     An iteration, a step at a time (:func:`_iterate`): the water levels, a draw from
-    under the water, ``||w||^2`` grown by the draw, the response update, the
-    projection onto the unit ball, the average; the binary default runs them as
-    the ``sbp_draw_step`` and ``sbp_average`` kernels around the update
-    (:func:`_fused_iterate`). On the cpu engine the general loop's levels are
-    warm-started from the previous iteration's (``st.warm``, one state a class:
+    under the water, ``||w||^2`` grown by the draw, the response update, the projection
+    onto the unit ball, the average; the binary default runs them as the
+    ``sbp_draw_step`` and ``sbp_average`` kernels around the update
+    (:func:`_fused_iterate`), or many iterations a call (``sbp_run``: the cpu engine's
+    compiled run; on cuda where :data:`WINDOW_RUN` or :data:`CUDA_RUN`). On the cpu
+    engine the general loop's levels are warm-started (``st.warm``, one state a class:
     :func:`_warm_levels`). Returns the averaged coefficients, levels and biases
     (:func:`_averaged_result`) and the iterations run.
     """
@@ -173,14 +169,19 @@ def _problem(X, targets, bk, *, nu, kernel, gamma, bias, batch_size, weights):
     )
 
 
-# The cuda engine's sbp_run (_kernels/_cuda_run.py) only where True: the step-by-step model, but
-# 4x slower than the step-by-step iteration on an H100 (docs/benchmarks.md, "The SBP run").
+# The cuda engine's runs of many iterations a call, each off (the step-by-step iteration): CUDA_RUN
+# the one-block sbp_run (_kernels/_cuda_run.py; 4x slower than the step-by-step iteration on an H100,
+# docs/benchmarks.md "The SBP run"), WINDOW_RUN the windows without a host read (_cuda_window.py,
+# not yet timed on a device).
 CUDA_RUN = False
+WINDOW_RUN = False
 
 
 def _compiled_kernel(bk):
-    """The backend's ``sbp_run`` (many iterations per call), or None where it has none
-    (or, on cuda, where :data:`CUDA_RUN` is False)."""
+    """The backend's ``sbp_run`` (many iterations per call; on cuda ``sbp_window_run``
+    where :data:`WINDOW_RUN`), or None where it has none or the switches say so."""
+    if bk.name in ("cuda", "cudasim") and WINDOW_RUN:
+        return functools.partial(get_kernel("sbp_window_run", bk), respond=get_kernel("kernel_response_update", bk))
     if bk.name in ("cuda", "cudasim") and not CUDA_RUN:
         return None
     try:

@@ -154,5 +154,5 @@ def test_kbackends_alone_imports_and_registers_nothing_above_it():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[:2] == ["[]", "[]"]
     families = ["prox_sgd_run", "sbp_average", "sbp_biased_level", "sbp_biased_levels", "sbp_draw_step", "sbp_levels",
-                "sbp_levels_follow", "sbp_replay", "sbp_run", "su_derivatives"]
+                "sbp_levels_follow", "sbp_replay", "sbp_run", "sbp_window_run", "su_derivatives"]
     assert out[2] == str(families)  # the algorithms' kernels, registered by their packages

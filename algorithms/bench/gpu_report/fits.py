@@ -215,6 +215,10 @@ GRAPH16_SWITCHES = (*GRAPH_SWITCHES, (ahead, "SYSTEMS_AHEAD", 16))  # windows of
 # Fits timed again another way in the same run, each against its row above:
 # (key, title, the fit's key, the switches set while it is timed: (module, attribute, value)).
 VARIANTS = (
+    ("sbp-a9a-window", "SBP on a9a, windows of iterations with no host read (sbp_window_run)", "sbp-a9a",
+     ((sbp_loop, "WINDOW_RUN", True),)),
+    ("sbp-a9a-csr-window", "SBP on a9a as CSR, windows of iterations with no host read", "sbp-a9a-csr",
+     ((sbp_loop, "WINDOW_RUN", True),)),
     ("sbp-a9a-run", "SBP on a9a, its iterations in one launch of one block (sbp_run)", "sbp-a9a",
      ((sbp_loop, "CUDA_RUN", True),)),
     ("dsg-ijcnn1-graph16", "DSG on ijcnn1, 16 iterations a window replayed as a CUDA graph", "dsg-ijcnn1",

@@ -8,6 +8,9 @@
   warm-started, the steps above and the response update fused (numba; on cuda one
   launch of one block, ``_cuda_run``, which the loop takes where
   ``algorithms.sbp._loop.CUDA_RUN`` says);
+- ``sbp_window_run`` (cuda): ``sbp_run``'s iterations a window at a time, four launches an
+  iteration over the grid and no host read inside a window (``_cuda_window``, which the
+  loop takes where ``algorithms.sbp._loop.WINDOW_RUN`` says);
 - ``sbp_levels``, ``sbp_biased_levels``, ``sbp_levels_follow`` (numba only): the general
   loop's water levels warm-started from the previous iteration's, one state a class;
 - ``sbp_replay`` (on the host): the averaged coefficients from the loop's log of draws
@@ -40,3 +43,4 @@ for _op in ("sbp_levels", "sbp_biased_levels", "sbp_levels_follow"):
     register_kernel(_op, "numba", f"{__name__}._numba_levels:{_op}")
 register_kernel("sbp_biased_level", "xp", f"{__name__}._xp:sbp_biased_level")
 register_kernel("sbp_biased_level", "cuda", f"{__name__}._cuda_level:sbp_biased_level")
+register_kernel("sbp_window_run", "cuda", f"{__name__}._cuda_window:sbp_window_run")

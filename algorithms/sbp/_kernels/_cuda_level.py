@@ -51,9 +51,10 @@ MAX_BLOCKS = 8 if config.ENABLE_CUDASIM else 264  # the passes' grid: two blocks
 
 _F = "{f}[::1]"
 _SIGS = {
-    "_follow_grid": f"void({_F}, {_F}, {_F}, float64[::1], float64[::1], int64[::1])",
+    "_follow_grid": f"void({_F}, {_F}, {_F}, float64[::1], float64[::1], int64[::1], float64[::1], float64[::1], "
+                    f"{_F}, boolean, float64, int64[::1])",
     "_pass_grid": f"void({_F}, {_F}, float64[::1], float64[::1], int64, float64[::1], float64[::1], int64[::1], "
-                  "float64[::1])",
+                  "float64[::1], int64[::1])",
     "_level": f"void({_F}, {_F}, int64, float64[::1], float64[::1], float64[::1], float64[::1], float64[::1], "
               "int64[::1], float64[::1], int64, float64[::1], int64, boolean)",
 }
@@ -64,31 +65,44 @@ PTX_FLOAT64_BY_DESIGN = dict.fromkeys(_SIGS, _WHY_FLOAT64)
 
 
 @cuda.jit
-def _follow_grid(C, prev, Y, warm, follow_part, cnt):
+def _follow_grid(C, prev, Y, warm, follow_part, cnt, C_bar, s_avg, s_cast, average, renormalise_below, halt):
     """Each block's count and sum of the moves of the heights that were inside their
     basin's band since ``prev`` (which then takes the new heights) into ``follow_part``
-    (read only where there were previous heights); ``cnt`` zeroed for the band pass."""
+    (read only where there were previous heights); ``cnt`` zeroed for the band pass.
+    With ``average``, first the previous iteration's ``sbp_average`` (``C_bar += s C``, and
+    ``C *= s`` where the scale is renormalised). Nothing where ``halt`` is set."""
     red = cuda.shared.array(_SUMS, float64)
+    if halt[0] != 0:
+        return
     tid = cuda.threadIdx.x
     if cuda.blockIdx.x == 0 and tid < 2:
         cnt[tid] = 0
     t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
+    scale = s_avg[0]
     n_p = 0.0
     s_p = 0.0
     n_n = 0.0
     s_n = 0.0
     for i in range(cuda.blockIdx.x * THREADS + tid, C.shape[0], cuda.gridDim.x * THREADS):
         c = C[i]
+        if average:
+            C_bar[i] += scale * float64(c)
+            if scale < renormalise_below:
+                c = c * s_cast[0]
+                C[i] = c
         n_p, s_p, n_n, s_n = follow_sums(n_p, s_p, n_n, s_n, prev[i], c, Y[i] > 0, t_pos, d_pos, t_neg, d_neg)
         prev[i] = c
     block_sums(follow_part, red, tid, THREADS, n_p, s_p, n_n, s_n)
 
 
 @cuda.jit
-def _pass_grid(C, Y, warm, follow_part, n_follow, band_p, band_n, cnt, part):
+def _pass_grid(C, Y, warm, follow_part, n_follow, band_p, band_n, cnt, part, halt):
     """The band pass over the grid, around the surfaces moved by the follow's sums (every
-    block adds them in the same order; ``_level`` writes them to the state)."""
+    block adds them in the same order; ``_level`` writes them to the state); nothing where
+    ``halt`` is set."""
     red = cuda.shared.array(_SUMS, float64)
+    if halt[0] != 0:
+        return
     n_p, s_p, n_n, s_n = parts_sum(follow_part, n_follow)
     t_pos, t_neg = followed_surfaces(warm, n_p, s_p, n_n, s_n)
     band_pass_grid(C, Y, t_pos, t_neg, warm[2], warm[3], band_p, band_n, cnt, part, red, cuda.threadIdx.x, THREADS)
@@ -147,13 +161,16 @@ class WarmBiasedLevel:
         n_follow = self.blocks if self.prev is not None else 0  # the first call has none to follow from
         if self.prev is None:
             self.prev = xp.zeros_like(c)
+            self.halt = xp.zeros((1,), dtype=xp.int64)  # never set here (the window run's)
+            self.no_average = (xp.zeros((1,), dtype=xp.float64), xp.zeros((1,), dtype=xp.float64),
+                               xp.zeros((1,), dtype=c.dtype))  # C_bar, s_avg and s_cast: not read
         level_args = (c, y, self.n_pos, v, self.warm, self.band_p, self.band_n, self.out, self.cnt, self.part,
                       self.blocks, self.follow_part, n_follow)
         with launch_context(xp) as stream:
             run_kernel(_follow_grid, self.blocks, THREADS, stream, c, self.prev, y, self.warm, self.follow_part,
-                       self.cnt)
+                       self.cnt, *self.no_average, False, 0.0, self.halt)
             run_kernel(_pass_grid, self.blocks, THREADS, stream, c, y, self.warm, self.follow_part, n_follow,
-                       self.band_p, self.band_n, self.cnt, self.part)
+                       self.band_p, self.band_n, self.cnt, self.part, self.halt)
             run_kernel(_level, 1, THREADS, stream, *level_args, False)
             with sync_free(False):  # whether the bands held the level: 8 bytes an iteration
                 found = float(self.out[2]) != 0.0

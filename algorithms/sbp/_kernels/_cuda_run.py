@@ -115,6 +115,29 @@ def _update(data, indices, indptr, Xd, sparse, sq_norms, S, Y, C, C_bar, warm, r
             S[indices[p]] = 0.0
 
 
+@cuda.jit(device=True)
+def draw_block(C, Y, quad_self, gamma_t, b_t, uniform, scalars, idx_log, s_log, t, eta0, cast, scan_lt, scan_le, found,
+               share, tid, width):
+    """Iteration t's draw from under the level ``(gamma_t, b_t)`` (float64, rounded to the
+    responses' dtype into ``cast[0:2]`` as NumPy's cast) and thread 0's float64 bookkeeping
+    (:func:`._numba.step_bookkeeping`): ``cast[2]`` the update's coefficient, ``cast[3]`` the
+    scale after the projection, in the responses' dtype; ``(row, scale)`` to every thread."""
+    if tid == 0:
+        cast[0] = gamma_t
+        cast[1] = b_t
+    cuda.syncthreads()
+    row, count = block_draw(C, Y, cast[0], cast[1], uniform, scan_lt, scan_le, found, tid, width)
+    step = eta0 / math.sqrt(float64(t))
+    if tid == 0:
+        w, s_avg = step_bookkeeping(scalars, idx_log, s_log, t, row, count, gamma_t, b_t, step, float64(C[row]),
+                                    float64(Y[row]), quad_self[row])
+        cast[2] = w
+        cast[3] = s_avg
+        share[0] = s_avg
+    cuda.syncthreads()
+    return row, share[0]
+
+
 @cuda.jit(**_BOUNDS)
 def _run(data, indices, indptr, Xd, sparse, sq_norms, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log, warm,
          band_p, band_n, S, cast, ctl, first, t0, t1, eta0, volume, n_pos, kernel_code, gamma, renormalise_below):
@@ -145,25 +168,13 @@ def _run(data, indices, indptr, Xd, sparse, sq_norms, Y, C, C_bar, quad_self, un
                 if tid == 0:
                     ctl[_STOP] = t
                 return
-        if tid == 0:  # the level in the responses' dtype: a store rounds it as NumPy's cast
-            cast[0] = gamma_t
-            cast[1] = b_t
-        cuda.syncthreads()
         # 2. the draw and the step's bookkeeping (float64)
-        row, count = block_draw(C, Y, cast[0], cast[1], uniforms[t - first - 1], scan_lt, scan_le, found, tid,
-                                THREADS)
-        step = eta0 / math.sqrt(float64(t))
-        if tid == 0:
-            w, s_avg = step_bookkeeping(scalars, idx_log, s_log, t, row, count, gamma_t, b_t, step, float64(C[row]),
-                                        float64(Y[row]), quad_self[row])
-            cast[2] = w  # in the responses' dtype
-            cast[3] = s_avg
-            share[0] = s_avg
+        row, s_avg = draw_block(C, Y, quad_self, gamma_t, b_t, uniforms[t - first - 1], scalars, idx_log, s_log, t,
+                                eta0, cast, scan_lt, scan_le, found, share, tid, THREADS)
         if sparse:  # the drawn row scattered into S
             for p in range(indptr[row] + tid, indptr[row + 1], THREADS):
                 S[indices[p]] = data[p]
         cuda.syncthreads()
-        s_avg = share[0]
         _update(data, indices, indptr, Xd, sparse, sq_norms, S, Y, C, C_bar, warm, red, row, cast[2], s_avg,
                 kernel_code, gamma, tid)  # 3.
         # 4. the renormalisation: C *= s in C's dtype, s = 1, the next level cold
