@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 import algorithms.sbp  # noqa: F401  (registers the kernels)
 from algorithms import sbp
+from algorithms.sbp import _kernels as sbp_kernels
 from algorithms.sbp import _loop
 from algorithms.sbp._kernels import _cuda_window
 from kbackends import get_kernel, launch_counts, ops, resolve, to_numpy
@@ -58,13 +59,16 @@ def _problem(dtype, sparse):
     return (sp.csr_matrix(X) if sparse else X), Y
 
 
-@pytest.mark.parametrize(("sparse", "dtype", "window"), [
-    (False, np.float64, 4), (True, np.float64, 8), (False, np.float32, 32),
+@pytest.mark.parametrize(("sparse", "dtype", "window", "graph"), [
+    (False, np.float64, 4, True), (True, np.float64, 8, True), (False, np.float32, 32, False),
 ])
-def test_the_window_run_equals_the_cpu_run(gpu, monkeypatch, sparse, dtype, window):
+def test_the_window_run_equals_the_cpu_run(gpu, monkeypatch, sparse, dtype, window, graph):
     """90 rows, 60 iterations in two calls, a renormalisation threshold the scale crosses
-    (the next level is cold: a miss inside a window, the rest of the window redone)."""
+    (the next level is cold: a miss inside a window, the rest of the window redone); with
+    ``graph`` the whole windows through ``CapturedGraph`` (under the simulator, called as
+    they are: the iterations' places read on the device, the responses back in C)."""
     monkeypatch.setattr(_cuda_window, "WINDOW", window)
+    monkeypatch.setattr(sbp_kernels, "WINDOW_GRAPH", graph)
     X, Y = _problem(dtype, sparse)
     args = {"n_iter": 60, "threshold": 0.5, "chunks": 2}
     want, _ = _run(resolve("cpu"), X, Y, **args)

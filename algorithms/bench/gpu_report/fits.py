@@ -217,6 +217,8 @@ GRAPH16_SWITCHES = (*GRAPH_SWITCHES, (ahead, "SYSTEMS_AHEAD", 16))  # windows of
 VARIANTS = (
     ("sbp-a9a-window", "SBP on a9a, windows of iterations with no host read (sbp_window_run)", "sbp-a9a",
      ((sbp_loop, "WINDOW_RUN", True),)),
+    ("sbp-a9a-window-graph", "SBP on a9a, windows of 16 iterations replayed as a CUDA graph", "sbp-a9a",
+     ((sbp_loop, "WINDOW_RUN", True), (sbp_kernels, "WINDOW_GRAPH", True))),
     ("sbp-a9a-csr-window", "SBP on a9a as CSR, windows of iterations with no host read", "sbp-a9a-csr",
      ((sbp_loop, "WINDOW_RUN", True),)),
     ("sbp-a9a-run", "SBP on a9a, its iterations in one launch of one block (sbp_run)", "sbp-a9a",

@@ -31,6 +31,10 @@ from kbackends import register_kernel
 # sbp-a9a-warm: 3.65 s against 1.82 s for 4,000 a9a iterations, 69 cold levels); the passes
 # over a grid are not yet timed.
 WARM_LEVEL = False
+# The window run's (_cuda_window: algorithms.sbp._loop.WINDOW_RUN) whole windows of dense rows replayed as a
+# CUDA graph (kbackends.CapturedGraph: a call's first window run as it is, the second captured): off until a
+# device times it (gpu-check's row sbp-a9a-window-graph).
+WINDOW_GRAPH = False
 
 for _op in ("sbp_draw_step", "sbp_average"):
     for _impl, _module in (("xp", "_xp"), ("cuda", "_cuda")):

@@ -52,7 +52,7 @@ MAX_BLOCKS = 8 if config.ENABLE_CUDASIM else 264  # the passes' grid: two blocks
 _F = "{f}[::1]"
 _SIGS = {
     "_follow_grid": f"void({_F}, {_F}, {_F}, float64[::1], float64[::1], int64[::1], float64[::1], float64[::1], "
-                    f"{_F}, boolean, float64, int64[::1])",
+                    f"{_F}, int64[::1], float64, int64[::1])",
     "_pass_grid": f"void({_F}, {_F}, float64[::1], float64[::1], int64, float64[::1], float64[::1], int64[::1], "
                   "float64[::1], int64[::1])",
     "_level": f"void({_F}, {_F}, int64, float64[::1], float64[::1], float64[::1], float64[::1], float64[::1], "
@@ -65,11 +65,11 @@ PTX_FLOAT64_BY_DESIGN = dict.fromkeys(_SIGS, _WHY_FLOAT64)
 
 
 @cuda.jit
-def _follow_grid(C, prev, Y, warm, follow_part, cnt, C_bar, s_avg, s_cast, average, renormalise_below, halt):
+def _follow_grid(C, prev, Y, warm, follow_part, cnt, C_bar, s_avg, s_cast, pend, renormalise_below, halt):
     """Each block's count and sum of the moves of the heights that were inside their
     basin's band since ``prev`` (which then takes the new heights) into ``follow_part``
     (read only where there were previous heights); ``cnt`` zeroed for the band pass.
-    With ``average``, first the previous iteration's ``sbp_average`` (``C_bar += s C``, and
+    Where ``pend[0]``, first the previous iteration's ``sbp_average`` (``C_bar += s C``, and
     ``C *= s`` where the scale is renormalised). Nothing where ``halt`` is set."""
     red = cuda.shared.array(_SUMS, float64)
     if halt[0] != 0:
@@ -79,6 +79,7 @@ def _follow_grid(C, prev, Y, warm, follow_part, cnt, C_bar, s_avg, s_cast, avera
         cnt[tid] = 0
     t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
     scale = s_avg[0]
+    average = pend[0] != 0
     n_p = 0.0
     s_p = 0.0
     n_n = 0.0
@@ -163,12 +164,12 @@ class WarmBiasedLevel:
             self.prev = xp.zeros_like(c)
             self.halt = xp.zeros((1,), dtype=xp.int64)  # never set here (the window run's)
             self.no_average = (xp.zeros((1,), dtype=xp.float64), xp.zeros((1,), dtype=xp.float64),
-                               xp.zeros((1,), dtype=c.dtype))  # C_bar, s_avg and s_cast: not read
+                               xp.zeros((1,), dtype=c.dtype), self.halt)  # C_bar, s, s in C's dtype: not read
         level_args = (c, y, self.n_pos, v, self.warm, self.band_p, self.band_n, self.out, self.cnt, self.part,
                       self.blocks, self.follow_part, n_follow)
         with launch_context(xp) as stream:
             run_kernel(_follow_grid, self.blocks, THREADS, stream, c, self.prev, y, self.warm, self.follow_part,
-                       self.cnt, *self.no_average, False, 0.0, self.halt)
+                       self.cnt, *self.no_average, 0.0, self.halt)
             run_kernel(_pass_grid, self.blocks, THREADS, stream, c, y, self.warm, self.follow_part, n_follow,
                        self.band_p, self.band_n, self.cnt, self.part, self.halt)
             run_kernel(_level, 1, THREADS, stream, *level_args, False)
