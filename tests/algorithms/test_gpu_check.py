@@ -111,6 +111,9 @@ def test_the_sbp_run_probe_times_both_engines_on_the_same_rows(gpu):
 
     (row,) = sbp_run_costs(gpu, shapes=((96, 4),), n_iter=12)["rows"]
     assert (row["rows"], row["values"]) == (96, 4)
-    assert row["device_ms_an_iteration"] > 0 and row["cpu_ms_an_iteration"] > 0
+    for run in ("device", "window", "window_graph", "cpu"):
+        assert row[f"{run}_ms_an_iteration"] > 0
     assert sum(row["launches"].values()) >= 1  # the run, and again after each cold level
     assert all(0 <= m <= 96 for m in row["bands_at_end"])
+    for run in ("window", "window_graph"):  # four launches an iteration; the first level of a fit was cold
+        assert sum(row[f"{run}_launches"].values()) >= 4 * 12 and row[f"{run}_cold_levels"] >= 1

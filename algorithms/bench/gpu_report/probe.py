@@ -23,19 +23,24 @@ device clock, and returns ``{"skipped": why}``):
   cuSOLVER call inside it (the fused features, CuPy reductions for the right-hand side
   and the step), the state updated in place: eager, then captured and replayed, as above;
 - ``fused_resources``: registers and local memory a thread of each fused rff kernel takes;
-- ``sbp_run``: SBP's one-block run (``sbp_run``) in milliseconds an iteration on synthetic
-  rows of 2,048 and 32,768 rows of 8 and 123 values (RBF; the cpu engine's run beside it,
-  the launches, the warm bands' sizes at the end): how its time splits between the work
-  a row (grows with rows and values) and the serial steps of an iteration (does not).
+- ``sbp_run``: SBP's one-block run (``sbp_run``) and window run (``sbp_window_run``, as it
+  is and replayed as CUDA graphs) in milliseconds an iteration on synthetic rows of 2,048
+  and 32,768 rows of 8 and 123 values (RBF; the cpu engine's run beside them, the launches,
+  the warm bands' sizes at the end, the window run's cold levels): how the time splits
+  between the work a row (grows with rows and values) and the serial steps of an
+  iteration (does not), and whether the host or the device bounds the window run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import time
 
 import numpy as np
 
 import algorithms.sbp  # noqa: F401 - registers SBP's kernels (sbp_run)
+from algorithms.sbp import _kernels as sbp_kernels
 from kbackends import (
     get_kernel,
     launch_counts,
@@ -312,10 +317,14 @@ def _ahead_iteration(bk, n=50_000, d=28, B=4096, F=256, n_iter=200):
 
 
 def sbp_run_costs(bk, shapes=((2048, 8), (2048, 123), (32768, 8), (32768, 123)), n_iter=400, nu=0.011):
-    """SBP's run on ``bk`` and on the cpu engine, ``n_iter`` iterations of RBF on each
+    """SBP's runs on ``bk`` and on the cpu engine, ``n_iter`` iterations of RBF on each
     (rows, values) shape: two overlapping float32 classes with 10% of the labels flipped,
     gamma 1 / values, the volume ``nu`` times the rows (a9a's fit: 32,561 x 123, nu 0.011).
-    A first call of 10 iterations compiles outside the timer."""
+    On the device the one-block run (``sbp_run``) and the window run (``sbp_window_run``)
+    as it is and with its windows replayed as CUDA graphs (its cold levels counted): the
+    window run's two times apart say whether the host or the device bounds it. A first
+    call of 10 iterations compiles outside the timer."""
+    window = functools.partial(get_kernel("sbp_window_run", bk), respond=get_kernel("kernel_response_update", bk))
     rows = []
     rng = np.random.default_rng(0)
     for n, d in shapes:
@@ -323,25 +332,41 @@ def sbp_run_costs(bk, shapes=((2048, 8), (2048, 123), (32768, 8), (32768, 123)),
         X = (rng.standard_normal((n, d)) + 0.5 * y[:, None]).astype(np.float32)
         y[rng.random(n) < 0.1] *= -1
         row = {"rows": n, "values": d}
-        for label, engine in (("device", bk), ("cpu", resolve("cpu"))):
-            ms, launches, bands = _sbp_run_once(engine, X, y, n_iter, nu)
+        for label, engine, run, graph in (("device", bk, get_kernel("sbp_run", bk), False),
+                                          ("window", bk, window, False), ("window_graph", bk, window, True),
+                                          ("cpu", resolve("cpu"), get_kernel("sbp_run", resolve("cpu")), False)):
+            with _switched(sbp_kernels, "WINDOW_GRAPH", graph):
+                ms, launches, bands, scratch = _sbp_run_once(engine, run, X, y, n_iter, nu)
             row[f"{label}_ms_an_iteration"] = ms
             if label == "device":
                 row["launches"], row["bands_at_end"] = launches, bands
+            elif label.startswith("window"):
+                row[f"{label}_launches"], row[f"{label}_cold_levels"] = launches, scratch["window"].cold_levels
         rows.append(row)
     return {"rows": rows}
 
 
-def _sbp_run_once(bk, X, y, n_iter, nu):
-    run = get_kernel("sbp_run", bk)
+@contextlib.contextmanager
+def _switched(module, name, value):
+    saved = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, saved)
+
+
+def _sbp_run_once(bk, run, X, y, n_iter, nu):
     n, d = X.shape
     C, C_bar = bk.asarray(np.zeros(n, dtype=X.dtype)), bk.asarray(np.zeros(n))
     Y, ones, X_d = bk.asarray(y), bk.asarray(np.ones(n)), bk.asarray(X)
     idx_log, s_log = bk.asarray(np.zeros(n_iter + 10, dtype=np.int64)), bk.asarray(np.zeros(n_iter + 10))
     uniforms = bk.asarray(np.random.default_rng(1).random(n_iter + 10))
-    scalars, warm = np.array([1.0, 0.0, 0.0, 0.0, 0.0]), np.zeros(WARM_STATE)
+    scalars, warm, scratch = np.array([1.0, 0.0, 0.0, 0.0, 0.0]), np.zeros(WARM_STATE), {}
     args = {"xp": bk.xp, "eta0": 1.0, "volume": nu * n, "kernel_code": 0, "gamma": 1.0 / d,
-            "renormalise_below": 1e-3}
+            "renormalise_below": 1e-3, "scratch": scratch}
+    if bk.name != "cpu":  # the rows' squared norms, as the loop gives the cuda engine's response update
+        args["sq_norms"] = bk.xp.sum(X_d * X_d, axis=1)
     run(X_d, Y, C, C_bar, ones, uniforms[:10], scalars, idx_log, s_log, warm, t0=0, **args)
     bk.synchronize()
     before = launch_counts()
@@ -352,4 +377,4 @@ def _sbp_run_once(bk, X, y, n_iter, nu):
     after = launch_counts()
     c, t_pos, t_neg, d_pos, d_neg = np.asarray(to_numpy(C), dtype=np.float64), *warm[:4]
     bands = [int(np.sum((y > 0) & (np.abs(c - t_pos) <= d_pos))), int(np.sum((y < 0) & (np.abs(c - t_neg) <= d_neg)))]
-    return ms, {k: after[k] - before[k] for k in after}, bands
+    return ms, {k: after[k] - before[k] for k in after}, bands, scratch
