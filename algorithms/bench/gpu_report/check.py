@@ -85,7 +85,8 @@ SMALL_LIMITS = {"env": 60, "gate": 240, "fits": 240, "probe": 60, "ops": 120, "s
 GATE_TESTS = ("tests/kbackends/test_cuda_launch.py", "tests/kbackends/test_cuda_ops.py",
               "tests/kbackends/test_engine_kernels.py", "tests/kbackends/test_gauss_newton_kernels.py",
               "tests/kbackends/test_loss_kernels.py", "tests/algorithms/test_sbp_kernels.py",
-              "tests/algorithms/test_sbp_cuda_run.py", "tests/algorithms/test_engine_window.py")
+              "tests/algorithms/test_sbp_cuda_run.py", "tests/algorithms/test_sbp_cuda_window.py",
+              "tests/algorithms/test_engine_window.py")
 SMALL_GATE = ("tests/kbackends/test_loss_kernels.py",)
 GRAPH_TEST = "test_windows_captured_then_replayed_give_the_eager_model"  # the gate's graph = eager
 FIT_KEYS = ("dsg-ijcnn1", "sbp-a9a", "dsg-defaults-ijcnn1", "tsgsu-a9a")
