@@ -3,7 +3,6 @@ inside ``kbackends.sync_free`` (:mod:`algorithms.sbp`; ``fit`` in ``_fit``)."""
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from collections.abc import Callable
@@ -181,7 +180,7 @@ def _compiled_kernel(bk):
     """The backend's ``sbp_run`` (many iterations per call; on cuda ``sbp_window_run``
     where :data:`WINDOW_RUN`), or None where it has none or the switches say so."""
     if bk.name in ("cuda", "cudasim") and WINDOW_RUN:
-        return functools.partial(get_kernel("sbp_window_run", bk), respond=get_kernel("kernel_response_update", bk))
+        return get_kernel("sbp_window_run", bk)
     if bk.name in ("cuda", "cudasim") and not CUDA_RUN:
         return None
     try:

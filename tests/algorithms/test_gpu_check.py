@@ -115,5 +115,5 @@ def test_the_sbp_run_probe_times_both_engines_on_the_same_rows(gpu):
         assert row[f"{run}_ms_an_iteration"] > 0
     assert sum(row["launches"].values()) >= 1  # the run, and again after each cold level
     assert all(0 <= m <= 96 for m in row["bands_at_end"])
-    for run in ("window", "window_graph"):  # four launches an iteration; the first level of a fit was cold
-        assert sum(row[f"{run}_launches"].values()) >= 4 * 12 and row[f"{run}_cold_levels"] >= 1
+    for run in ("window", "window_graph"):  # three launches an iteration; the first level of a fit was cold
+        assert sum(row[f"{run}_launches"].values()) >= 3 * 12 and row[f"{run}_cold_levels"] >= 1

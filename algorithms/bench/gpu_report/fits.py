@@ -221,6 +221,8 @@ VARIANTS = (
      ((sbp_loop, "WINDOW_RUN", True), (sbp_kernels, "WINDOW_GRAPH", True))),
     ("sbp-a9a-csr-window", "SBP on a9a as CSR, windows of iterations with no host read", "sbp-a9a-csr",
      ((sbp_loop, "WINDOW_RUN", True),)),
+    ("sbp-a9a-csr-window-graph", "SBP on a9a as CSR, windows of 16 iterations replayed as a CUDA graph",
+     "sbp-a9a-csr", ((sbp_loop, "WINDOW_RUN", True), (sbp_kernels, "WINDOW_GRAPH", True))),
     ("sbp-a9a-run", "SBP on a9a, its iterations in one launch of one block (sbp_run)", "sbp-a9a",
      ((sbp_loop, "CUDA_RUN", True),)),
     ("dsg-ijcnn1-graph16", "DSG on ijcnn1, 16 iterations a window replayed as a CUDA graph", "dsg-ijcnn1",

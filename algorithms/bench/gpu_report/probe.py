@@ -34,7 +34,6 @@ device clock, and returns ``{"skipped": why}``):
 from __future__ import annotations
 
 import contextlib
-import functools
 import time
 
 import numpy as np
@@ -324,7 +323,7 @@ def sbp_run_costs(bk, shapes=((2048, 8), (2048, 123), (32768, 8), (32768, 123)),
     as it is and with its windows replayed as CUDA graphs (its cold levels counted): the
     window run's two times apart say whether the host or the device bounds it. A first
     call of 10 iterations compiles outside the timer."""
-    window = functools.partial(get_kernel("sbp_window_run", bk), respond=get_kernel("kernel_response_update", bk))
+    window = get_kernel("sbp_window_run", bk)
     rows = []
     rng = np.random.default_rng(0)
     for n, d in shapes:

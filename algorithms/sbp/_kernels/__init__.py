@@ -8,8 +8,8 @@
   warm-started, the steps above and the response update fused (numba; on cuda one
   launch of one block, ``_cuda_run``, which the loop takes where
   ``algorithms.sbp._loop.CUDA_RUN`` says);
-- ``sbp_window_run`` (cuda): ``sbp_run``'s iterations a window at a time, four launches an
-  iteration over the grid and no host read inside a window (``_cuda_window``, which the
+- ``sbp_window_run`` (cuda): ``sbp_run``'s iterations a window at a time, three launches an
+  iteration and no host read inside a window (``_cuda_window``, which the
   loop takes where ``algorithms.sbp._loop.WINDOW_RUN`` says);
 - ``sbp_levels``, ``sbp_biased_levels``, ``sbp_levels_follow`` (numba only): the general
   loop's water levels warm-started from the previous iteration's, one state a class;
@@ -31,9 +31,9 @@ from kbackends import register_kernel
 # sbp-a9a-warm: 3.65 s against 1.82 s for 4,000 a9a iterations, 69 cold levels); the passes
 # over a grid are not yet timed.
 WARM_LEVEL = False
-# The window run's (_cuda_window: algorithms.sbp._loop.WINDOW_RUN) whole windows of dense rows replayed as a
-# CUDA graph (kbackends.CapturedGraph: a call's first window run as it is, the second captured): off until a
-# device times it (gpu-check's row sbp-a9a-window-graph).
+# The window run's (_cuda_window: algorithms.sbp._loop.WINDOW_RUN) whole windows replayed as a CUDA graph
+# (kbackends.CapturedGraph: a call's first window run as it is, the second captured): off until a device
+# times it (gpu-check's row sbp-a9a-window-graph).
 WINDOW_GRAPH = False
 
 for _op in ("sbp_draw_step", "sbp_average"):

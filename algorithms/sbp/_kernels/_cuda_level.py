@@ -51,8 +51,7 @@ MAX_BLOCKS = 8 if config.ENABLE_CUDASIM else 264  # the passes' grid: two blocks
 
 _F = "{f}[::1]"
 _SIGS = {
-    "_follow_grid": f"void({_F}, {_F}, {_F}, float64[::1], float64[::1], int64[::1], float64[::1], float64[::1], "
-                    f"{_F}, int64[::1], float64, int64[::1])",
+    "_follow_grid": f"void({_F}, {_F}, {_F}, float64[::1], float64[::1], int64[::1])",
     "_pass_grid": f"void({_F}, {_F}, float64[::1], float64[::1], int64, float64[::1], float64[::1], int64[::1], "
                   "float64[::1], int64[::1])",
     "_level": f"void({_F}, {_F}, int64, float64[::1], float64[::1], float64[::1], float64[::1], float64[::1], "
@@ -65,32 +64,21 @@ PTX_FLOAT64_BY_DESIGN = dict.fromkeys(_SIGS, _WHY_FLOAT64)
 
 
 @cuda.jit
-def _follow_grid(C, prev, Y, warm, follow_part, cnt, C_bar, s_avg, s_cast, pend, renormalise_below, halt):
+def _follow_grid(C, prev, Y, warm, follow_part, cnt):
     """Each block's count and sum of the moves of the heights that were inside their
     basin's band since ``prev`` (which then takes the new heights) into ``follow_part``
-    (read only where there were previous heights); ``cnt`` zeroed for the band pass.
-    Where ``pend[0]``, first the previous iteration's ``sbp_average`` (``C_bar += s C``, and
-    ``C *= s`` where the scale is renormalised). Nothing where ``halt`` is set."""
+    (read only where there were previous heights); ``cnt`` zeroed for the band pass."""
     red = cuda.shared.array(_SUMS, float64)
-    if halt[0] != 0:
-        return
     tid = cuda.threadIdx.x
     if cuda.blockIdx.x == 0 and tid < 2:
         cnt[tid] = 0
     t_pos, d_pos, t_neg, d_neg = warm_bands(warm)
-    scale = s_avg[0]
-    average = pend[0] != 0
     n_p = 0.0
     s_p = 0.0
     n_n = 0.0
     s_n = 0.0
     for i in range(cuda.blockIdx.x * THREADS + tid, C.shape[0], cuda.gridDim.x * THREADS):
         c = C[i]
-        if average:
-            C_bar[i] += scale * float64(c)
-            if scale < renormalise_below:
-                c = c * s_cast[0]
-                C[i] = c
         n_p, s_p, n_n, s_n = follow_sums(n_p, s_p, n_n, s_n, prev[i], c, Y[i] > 0, t_pos, d_pos, t_neg, d_neg)
         prev[i] = c
     block_sums(follow_part, red, tid, THREADS, n_p, s_p, n_n, s_n)
@@ -100,7 +88,7 @@ def _follow_grid(C, prev, Y, warm, follow_part, cnt, C_bar, s_avg, s_cast, pend,
 def _pass_grid(C, Y, warm, follow_part, n_follow, band_p, band_n, cnt, part, halt):
     """The band pass over the grid, around the surfaces moved by the follow's sums (every
     block adds them in the same order; ``_level`` writes them to the state); nothing where
-    ``halt`` is set."""
+    ``halt[0]`` is set (the window run's)."""
     red = cuda.shared.array(_SUMS, float64)
     if halt[0] != 0:
         return
@@ -151,6 +139,7 @@ class WarmBiasedLevel:
         self.part = xp.zeros((4 * self.blocks,), dtype=xp.float64)
         self.follow_part = xp.zeros((4 * self.blocks,), dtype=xp.float64)
         self.prev = None  # the heights of the previous call (zeros before the first)
+        self.halt = xp.zeros((1,), dtype=xp.int64)  # never set here
         self.n_pos = None
         self.cold_calls = 0
 
@@ -162,14 +151,11 @@ class WarmBiasedLevel:
         n_follow = self.blocks if self.prev is not None else 0  # the first call has none to follow from
         if self.prev is None:
             self.prev = xp.zeros_like(c)
-            self.halt = xp.zeros((1,), dtype=xp.int64)  # never set here (the window run's)
-            self.no_average = (xp.zeros((1,), dtype=xp.float64), xp.zeros((1,), dtype=xp.float64),
-                               xp.zeros((1,), dtype=c.dtype), self.halt)  # C_bar, s, s in C's dtype: not read
         level_args = (c, y, self.n_pos, v, self.warm, self.band_p, self.band_n, self.out, self.cnt, self.part,
                       self.blocks, self.follow_part, n_follow)
         with launch_context(xp) as stream:
             run_kernel(_follow_grid, self.blocks, THREADS, stream, c, self.prev, y, self.warm, self.follow_part,
-                       self.cnt, *self.no_average, 0.0, self.halt)
+                       self.cnt)
             run_kernel(_pass_grid, self.blocks, THREADS, stream, c, y, self.warm, self.follow_part, n_follow,
                        self.band_p, self.band_n, self.cnt, self.part, self.halt)
             run_kernel(_level, 1, THREADS, stream, *level_args, False)
