@@ -78,17 +78,18 @@ def test_bands_past_shared_memory_sorted_in_device_memory(gpu, monkeypatch):
     test_the_cuda_run_equals_the_cpu_run(gpu, False, 0, np.float64)
 
 
-def test_a_fit_through_the_cuda_run_equals_the_step_by_step_fit(gpu, monkeypatch):
-    """The loop's compiled path on cuda: the model of the step-by-step iteration; a
-    callback sees each iteration's figures and stops the fit."""
+@pytest.mark.parametrize(("switch", "module"), [("CUDA_RUN", "_cuda_run"), ("WINDOW_RUN", "_cuda_window")])
+def test_a_fit_through_a_cuda_run_equals_the_step_by_step_fit(gpu, monkeypatch, switch, module):
+    """The loop's compiled path on cuda (the one-block run, the window run): the model of
+    the step-by-step iteration; a callback sees each iteration's figures and stops the fit."""
     X, y = two_blobs(80, 4, 5)
     args = {"nu": 0.1, "gamma": 0.3, "n_iter": 40, "random_state": 0, "dtype": "float64", "backend": gpu}
     step_by_step = sbp.fit(X, y, **args)
-    monkeypatch.setattr(_loop, "CUDA_RUN", True)
+    monkeypatch.setattr(_loop, switch, True)
     used, compiled = [], _loop._compiled_kernel
     monkeypatch.setattr(_loop, "_compiled_kernel", lambda bk: used.append(compiled(bk)) or used[-1])
     run = sbp.fit(X, y, **args)
-    assert used[-1].__module__ == "algorithms.sbp._kernels._cuda_run"
+    assert used[-1].__module__ == f"algorithms.sbp._kernels.{module}"
     seen = []  # a callback sees every iteration (one launch each) and can stop the fit
     sbp.fit(X, y, **{**args, "callback": lambda info: seen.append(info) or info["iteration"] == 7})
     assert [info["iteration"] for info in seen] == list(range(1, 8)) and seen[-1]["n_under"] >= 1

@@ -2,17 +2,14 @@
 three launches an iteration, a host read of where a level missed once a window) against
 the cpu engine's compiled run on the same state: the same draws, responses and averaged
 responses to rounding, through cold levels (the first iteration, renormalisations, a miss
-in the middle of a window) and warm ones; a whole fit through it equal to the step-by-step
-cuda iteration's model; and its launches counted."""
+in the middle of a window) and warm ones; and its launches counted (a whole fit through it:
+tests/algorithms/test_sbp_cuda_run.py)."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import algorithms.sbp  # noqa: F401  (registers the kernels)
-from algorithms import sbp
-from algorithms.sbp import _kernels as sbp_kernels
-from algorithms.sbp import _loop
+from algorithms.sbp import _kernels as sbp_kernels  # importing algorithms.sbp registers the kernels
 from algorithms.sbp._kernels import _cuda_window
 from kbackends import get_kernel, launch_counts, ops, resolve, to_numpy
 from kbackends.kernel_tools import WARM_STATE
@@ -93,30 +90,3 @@ def test_three_launches_an_iteration(gpu, monkeypatch):
     assert 1 <= cold <= 4  # the first level and the few misses of a fit with no renormalisation
     # 3 launches an iteration (a cold one: the level op's 2 and 2), the rest of a window after a miss
     assert 3 * T <= launches <= 3 * T + cold * (3 * 8 + 4)
-
-
-def test_a_fit_through_the_window_run_equals_the_step_by_step_fit(gpu, monkeypatch):
-    """The loop's compiled path on cuda with WINDOW_RUN: the step-by-step iteration's
-    model; a callback sees each iteration's figures and stops the fit."""
-    X, y = two_blobs(80, 4, 5)
-    args = {"nu": 0.1, "gamma": 0.3, "n_iter": 40, "random_state": 0, "dtype": "float64", "backend": gpu}
-    step_by_step = sbp.fit(X, y, **args)
-    monkeypatch.setattr(_loop, "WINDOW_RUN", True)
-    made = []
-
-    class Counted(_cuda_window._Buffers):
-        def __init__(self, *a):
-            super().__init__(*a)
-            made.append(self)
-
-    monkeypatch.setattr(_cuda_window, "_Buffers", Counted)
-    run = sbp.fit(X, y, **args)
-    assert len(made) == 1 and made[0].cold_levels < 40 // 2
-    seen = []
-    sbp.fit(X, y, **{**args, "callback": lambda info: seen.append(info) or info["iteration"] == 7})
-    assert [info["iteration"] for info in seen] == list(range(1, 8)) and seen[-1]["n_under"] >= 1
-    for key in ("coef", "intercept"):
-        np.testing.assert_allclose(to_numpy(getattr(run, key)), to_numpy(getattr(step_by_step, key)), rtol=1e-9,
-                                   atol=1e-12)
-    np.testing.assert_allclose(to_numpy(run.decision_function(X)), to_numpy(step_by_step.decision_function(X)),
-                               rtol=1e-9, atol=1e-12)
