@@ -219,7 +219,10 @@ def sbp_window_run(X, Y, C, C_bar, quad_self, uniforms, scalars, idx_log, s_log,
     with sync_free(False):  # the host's state in, once a call
         scalars_d = xp.asarray(scalars)
         b.warm[...] = xp.asarray(warm)
-    if sq_norms is None or not b.sparse:
+    if b.sparse and sq_norms is None:
+        msg = "sbp_window_run: CSR rows need their squared norms (sq_norms)"
+        raise ValueError(msg)
+    if not b.sparse:
         sq_norms = xp.zeros((1,), dtype=C.dtype)  # read for CSR rows only
     run = _Run(Y, C, C_bar, quad_self, scalars_d, idx_log, s_log, b, xp, t0, float(eta0), float(volume),
                int(kernel_code), float(gamma), float(renormalise_below), sq_norms)
