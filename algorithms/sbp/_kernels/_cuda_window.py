@@ -35,7 +35,7 @@ window can be one replay of a CUDA graph (``algorithms.sbp._kernels.WINDOW_GRAPH
 :class:`kbackends.CapturedGraph`); under the simulator the same schedule runs as it is.
 """
 
-from numba import cuda, float64, int64
+from numba import config, cuda, float64, int64
 
 import algorithms.sbp._kernels as _switches
 
@@ -59,6 +59,9 @@ from ._numba import follow_sums
 
 WINDOW = 16  # iterations between the host's reads of ``halt``
 _SUMS = 4 * THREADS
+# The level's block stays launchable however many registers its inlined level and draw take (as the
+# one-block run's); the simulator's jit takes no bounds.
+_BOUNDS = {} if config.ENABLE_CUDASIM else {"launch_bounds": (THREADS,)}
 
 _CSR = "{f}[::1], int32[::1], int32[::1]"  # X's CSR arrays (placeholders for dense rows)
 _SIGS = {
@@ -79,7 +82,7 @@ PTX_FLOAT64_BY_DESIGN = {
 }
 
 
-@cuda.jit
+@cuda.jit(**_BOUNDS)
 def _level_draw(data, indices, indptr, sparse, S, srow, C, Y, quad_self, n_pos, volume, warm, band_p, band_n, cnt, part,
                 n_parts, follow_part, uniforms, at, j, scalars, idx_log, s_log, cast, row_out, s_avg, eta0,
                 renormalise_below, halt, given):
