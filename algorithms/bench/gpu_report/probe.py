@@ -33,7 +33,6 @@ device clock, and returns ``{"skipped": why}``):
 
 from __future__ import annotations
 
-import contextlib
 import time
 
 import numpy as np
@@ -52,6 +51,8 @@ from kbackends import (
 from kbackends.kernel_tools import WARM_STATE, launch_context, run_kernel
 from kbackends.random import omega_block
 from kbackends.testing import kernel_module
+
+from .fits import _switched
 
 
 def _per_call_us(fn, n, sync):
@@ -334,7 +335,7 @@ def sbp_run_costs(bk, shapes=((2048, 8), (2048, 123), (32768, 8), (32768, 123)),
         for label, engine, run, graph in (("device", bk, get_kernel("sbp_run", bk), False),
                                           ("window", bk, window, False), ("window_graph", bk, window, True),
                                           ("cpu", resolve("cpu"), get_kernel("sbp_run", resolve("cpu")), False)):
-            with _switched(sbp_kernels, "WINDOW_GRAPH", graph):
+            with _switched(((sbp_kernels, "WINDOW_GRAPH", graph),), engine):
                 ms, launches, bands, scratch = _sbp_run_once(engine, run, X, y, n_iter, nu)
             row[f"{label}_ms_an_iteration"] = ms
             if label == "device":
@@ -343,16 +344,6 @@ def sbp_run_costs(bk, shapes=((2048, 8), (2048, 123), (32768, 8), (32768, 123)),
                 row[f"{label}_launches"], row[f"{label}_cold_levels"] = launches, scratch["window"].cold_levels
         rows.append(row)
     return {"rows": rows}
-
-
-@contextlib.contextmanager
-def _switched(module, name, value):
-    saved = getattr(module, name)
-    setattr(module, name, value)
-    try:
-        yield
-    finally:
-        setattr(module, name, saved)
 
 
 def _sbp_run_once(bk, run, X, y, n_iter, nu):

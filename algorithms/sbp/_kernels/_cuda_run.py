@@ -67,7 +67,7 @@ PTX_FLOAT64_BY_DESIGN = {
 
 
 @cuda.jit(device=True)
-def _kernel_value(data, indices, indptr, Xd, sparse, sq_norms, S, row, i, kernel_code, gamma):
+def kernel_value(data, indices, indptr, Xd, sparse, sq_norms, S, row, i, kernel_code, gamma):
     """``k(x_i, x_row)`` (float64); sparse rows against the drawn row scattered in ``S``."""
     acc = 0.0
     if sparse:
@@ -98,7 +98,7 @@ def _update(data, indices, indptr, Xd, sparse, sq_norms, S, Y, C, C_bar, warm, r
     n_n = 0.0
     s_n = 0.0
     for i in range(tid, C.shape[0], THREADS):
-        acc = w * _kernel_value(data, indices, indptr, Xd, sparse, sq_norms, S, row, i, kernel_code, gamma)
+        acc = w * kernel_value(data, indices, indptr, Xd, sparse, sq_norms, S, row, i, kernel_code, gamma)
         c_old = C[i]
         C[i] = c_old + Y[i] * acc
         C_bar[i] += s_avg * float64(C[i])

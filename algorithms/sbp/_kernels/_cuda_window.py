@@ -14,7 +14,7 @@ update. Here an iteration is three launches and no host read:
    and the step's float64 bookkeeping (``_cuda_run.draw_block``, the one-block run's); a
    CSR row drawn is scattered into a dense buffer;
 3. :func:`_update_follow` (a grid, a thread a row): the response update with the one-block
-   run's kernel values (``_cuda_run._kernel_value``), the average ``C_bar += s C``, the
+   run's kernel values (``_cuda_run.kernel_value``), the average ``C_bar += s C``, the
    renormalisation, and each block's follow sums of the heights that moved inside their
    band.
 
@@ -54,7 +54,7 @@ from kbackends.kernel_tools import (
 )
 
 from ._cuda_level import MAX_BLOCKS, THREADS, _pass_grid
-from ._cuda_run import _kernel_value, draw_block
+from ._cuda_run import draw_block, kernel_value
 from ._numba import follow_sums
 
 WINDOW = 16  # iterations between the host's reads of ``halt``
@@ -165,8 +165,8 @@ def _update_follow(data, indices, indptr, Xd, sparse, sq_norms, S, row_a, Y, C, 
     s_n = 0.0
     for i in range(cuda.blockIdx.x * THREADS + tid, C.shape[0], cuda.gridDim.x * THREADS):
         c_old = C[i]
-        C[i] = c_old + Y[i] * (w * _kernel_value(data, indices, indptr, Xd, sparse, sq_norms, S, row, i, kernel_code,
-                                                 gamma))
+        C[i] = c_old + Y[i] * (w * kernel_value(data, indices, indptr, Xd, sparse, sq_norms, S, row, i, kernel_code,
+                                                gamma))
         C_bar[i] += scale * float64(C[i])
         n_p, s_p, n_n, s_n = follow_sums(n_p, s_p, n_n, s_n, c_old, C[i], Y[i] > 0, t_pos, d_pos, t_neg, d_neg)
         if scale < renormalise_below:
@@ -183,6 +183,7 @@ class _Buffers:
         f64, n, dt = xp.float64, C.shape[0], C.dtype
         with sync_free(False):  # once a fit
             self.n_pos = int(xp.sum(Y > 0))
+        self.Y64 = xp.astype(Y, f64)  # the labels as the cold level's op takes them
         self.blocks = max(1, min(MAX_BLOCKS, -(-n // THREADS)))
         self.band_p, self.band_n = xp.empty((n,), dtype=f64), xp.empty((n,), dtype=f64)
         self.part, self.follow_part = xp.zeros((4 * self.blocks,), dtype=f64), xp.zeros((4 * self.blocks,), dtype=f64)
@@ -289,7 +290,7 @@ class _Run:
         b.cold_levels += 1
         with sync_free(False):  # the scale, for the volume: this iteration waits on the host anyway
             volume = self.volume / float(self.scalars[0])
-        level, bias = ops.water_level_biased(self.C, xp.astype(self.Y, xp.float64), volume, check_finite=False)
+        level, bias = ops.water_level_biased(self.C, b.Y64, volume, check_finite=False)
         self.scalars[2], self.scalars[3] = xp.astype(level, xp.float64), xp.astype(bias, xp.float64)
         b.at[...] = xp.asarray([t - 1, t - self.t0 - 2], dtype=xp.int64)
         with launch_context(xp) as stream:
